@@ -1,0 +1,46 @@
+# DialToM Studio: `make demo` runs the app on a demo data set; `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install demo test test-fast services chromium bench lint clean
+
+install: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements/base.txt requirements/test.txt requirements/constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements/test.txt -c requirements/constraints.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+services:
+	scripts/ensure-services.sh
+
+chromium:
+	scripts/ensure-chromium.sh
+
+# The demo: SQLite and in-process tasks, nothing else needed. Log in with the accounts it prints.
+demo: install
+	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# The whole suite against real PostgreSQL and Redis, browser tests in headless Chromium.
+test: install services chromium
+	$(BIN)/python manage.py makemigrations --check --dry-run --settings=dialtom_site.settings.test
+	$(BIN)/python -m pytest
+
+test-fast: install services
+	$(BIN)/python -m pytest -m "not e2e"
+
+bench: install services
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) node_modules staticfiles demo.sqlite3

@@ -1,0 +1,235 @@
+"""The benchmark's material: corpora, sessions and turns, contexts (windows), batches and items."""
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+
+class Speaker(models.TextChoices):
+    INITIATOR = "initiator", "Initiator"
+    RECIPIENT = "recipient", "Recipient"
+
+
+class Task(models.TextChoices):
+    RETROSPECTIVE = "retrospective", "Retrospective"
+    PROSPECTIVE = "prospective", "Prospective"
+
+
+class Attribute(models.TextChoices):
+    BELIEF = "belief", "Belief"
+    DESIRE = "desire", "Desire"
+    INTENTION = "intention", "Intention"
+    EMOTION = "emotion", "Emotion"
+    KNOWLEDGE = "knowledge", "Knowledge"
+    TRUST = "trust", "Trust"
+
+
+ATTRIBUTE_CODES = {"B": "belief", "D": "desire", "I": "intention", "E": "emotion", "K": "knowledge", "T": "trust"}
+
+
+class Variant(models.TextChoices):
+    HARD = "hard", "Hard"
+    EASY = "easy", "Easy"
+    COUNTERFACTUAL = "counterfactual", "Counterfactual"
+
+
+OPTION_LETTERS = ("A", "B", "C", "D")
+NOTA = "NOTA"
+
+
+class Domain(models.Model):
+    """A source corpus: `mi` (AnnoMI), `esc` (ESConv), `pfg` (PersuasionForGood)."""
+
+    code = models.SlugField(max_length=10, primary_key=True)
+    name = models.CharField(max_length=100)
+    corpus = models.CharField(max_length=100)
+    initiator_role = models.CharField(max_length=50, help_text="e.g. counselor, supporter, persuader")
+    recipient_role = models.CharField(max_length=50, help_text="e.g. client, seeker, persuadee")
+
+    class Meta:
+        ordering = ["code"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.code})"
+
+    def role_name(self, speaker: str) -> str:
+        return self.initiator_role if speaker == Speaker.INITIATOR else self.recipient_role
+
+
+class Session(models.Model):
+    """One whole source dialogue (an AnnoMI transcript, an ESConv conversation, a PFG dialogue)."""
+
+    session_id = models.CharField(max_length=120, unique=True, help_text="e.g. mi-s0012")
+    domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="sessions")
+    source_id = models.CharField(max_length=120, help_text="the id in the source corpus")
+    metadata = models.JSONField(default=dict, blank=True)
+    n_turns = models.PositiveIntegerField(default=0)
+    n_words = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session_id"]
+        constraints = [models.UniqueConstraint(fields=["domain", "source_id"], name="session_unique_source_id")]
+
+    def __str__(self) -> str:
+        return self.session_id
+
+
+class Turn(models.Model):
+    """One turn of a session; consecutive utterances of one speaker are one turn."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
+    index = models.PositiveIntegerField()
+    speaker = models.CharField(max_length=10, choices=Speaker.choices)
+    source_role = models.CharField(max_length=50, blank=True)
+    text = models.TextField()
+    n_words = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["session", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "index"], name="turn_unique_index"),
+            models.CheckConstraint(condition=Q(speaker__in=Speaker.values), name="turn_speaker_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.index}"
+
+
+class Context(models.Model):
+    """A window of 150–200 words of one session: what a retrospective item is asked about.
+
+    `turns` holds the window's turns (`[{"speaker", "text", "source_role"?}]`) so that an
+    imported context needs no ingested session; segmented contexts also point at the
+    turn range of their session.
+    """
+
+    context_id = models.CharField(max_length=160, unique=True, help_text="e.g. mi-s0012-w03")
+    domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="contexts")
+    session_key = models.CharField(max_length=120, db_index=True, help_text="the session_id, even if not ingested")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="contexts")
+    window_index = models.PositiveIntegerField()
+    first_turn = models.PositiveIntegerField(null=True, blank=True)
+    last_turn = models.PositiveIntegerField(null=True, blank=True)
+    turns = models.JSONField(default=list)
+    n_words = models.PositiveIntegerField(default=0)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session_key", "window_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["session_key", "window_index"], name="context_unique_window"),
+        ]
+
+    def __str__(self) -> str:
+        return self.context_id
+
+    def clean(self):
+        if not isinstance(self.turns, list) or not self.turns:
+            raise ValidationError({"turns": "a context needs at least one turn"})
+        for turn in self.turns:
+            if not isinstance(turn, dict) or turn.get("speaker") not in Speaker.values or not str(turn.get("text", "")).strip():
+                raise ValidationError({"turns": "each turn needs a speaker (initiator/recipient) and a text"})
+
+
+class BatchStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    PAUSED = "paused", "Paused"
+    CLOSED = "closed", "Closed"
+
+
+class Batch(models.Model):
+    """An annotation batch: Dawid–Skene is fitted per batch; verifiers work a batch's queue."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    status = models.CharField(max_length=10, choices=BatchStatus.choices, default=BatchStatus.OPEN, db_index=True)
+    overlap = models.PositiveSmallIntegerField(default=3, help_text="independent judgments needed per item (k)")
+    lease_minutes = models.PositiveSmallIntegerField(default=20, help_text="a claim not answered in time returns to the pool")
+    gold_rate = models.FloatField(default=0.0, help_text="share of attention-check (gold) items mixed into queues")
+    pools = models.ManyToManyField("accounts.Pool", related_name="batches", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "batches"
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="batch_overlap_positive"),
+            models.CheckConstraint(condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="batch_gold_rate_share"),
+            models.CheckConstraint(condition=Q(status__in=BatchStatus.values), name="batch_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Item(models.Model):
+    """One multiple-choice question about a context, with four options and an intended answer.
+
+    The intended answer (`answer`) is the answer key: it never reaches a verifier.
+    """
+
+    item_id = models.CharField(max_length=200, unique=True)
+    context = models.ForeignKey(Context, on_delete=models.PROTECT, related_name="items")
+    task = models.CharField(max_length=15, choices=Task.choices)
+    attribute = models.CharField(
+        max_length=10, choices=Attribute.choices, blank=True, default="", help_text="retrospective items only"
+    )
+    variant = models.CharField(max_length=15, choices=Variant.choices, default=Variant.HARD)
+    target_speaker = models.CharField(max_length=10, choices=Speaker.choices, blank=True, default="")
+    question = models.TextField()
+    options = models.JSONField(help_text="exactly four option texts, in the original order A–D")
+    answer = models.CharField(max_length=4, help_text="the intended answer: A–D, or NOTA for counterfactual items")
+    profile = models.JSONField(default=dict, blank=True, help_text="mental-state profile (prospective items)")
+    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="items", null=True, blank=True)
+    is_gold = models.BooleanField(default=False, help_text="an attention check with a known answer")
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="derived")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["context", "task", "attribute", "variant"], name="item_one_per_context_attribute_variant"),
+            models.CheckConstraint(condition=Q(task__in=Task.values), name="item_task_valid"),
+            models.CheckConstraint(condition=Q(variant__in=Variant.values), name="item_variant_valid"),
+            models.CheckConstraint(
+                condition=(Q(task=Task.RETROSPECTIVE) & Q(attribute__in=Attribute.values))
+                | (Q(task=Task.PROSPECTIVE) & Q(attribute="")),
+                name="item_attribute_matches_task",
+            ),
+            models.CheckConstraint(
+                condition=Q(answer__in=OPTION_LETTERS) | (Q(answer=NOTA) & Q(variant=Variant.COUNTERFACTUAL)),
+                name="item_answer_valid_letter",
+            ),
+        ]
+        indexes = [models.Index(fields=["batch", "task"]), models.Index(fields=["task", "attribute"])]
+
+    def __str__(self) -> str:
+        return self.item_id
+
+    @property
+    def domain_id(self) -> str:
+        return self.context.domain_id
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The letters a verifier may pick: A–D, plus NOTA where it is shown."""
+        return OPTION_LETTERS + ((NOTA,) if self.variant == Variant.COUNTERFACTUAL else ())
+
+    def clean(self):
+        errors = {}
+        if not isinstance(self.options, list) or len(self.options) != 4:
+            errors["options"] = "exactly 4 options are needed"
+        elif any(not isinstance(o, str) or not o.strip() for o in self.options):
+            errors["options"] = "options must be non-empty strings"
+        elif len({o.strip() for o in self.options}) != 4:
+            errors["options"] = "options must be pairwise different"
+        if self.answer not in self.choices:
+            errors["answer"] = f"must be one of {', '.join(self.choices)}"
+        if self.task == Task.RETROSPECTIVE and self.attribute not in Attribute.values:
+            errors["attribute"] = f"a retrospective item needs one of {', '.join(Attribute.values)}"
+        if self.task == Task.PROSPECTIVE and self.attribute:
+            errors["attribute"] = "a prospective item has no attribute"
+        if errors:
+            raise ValidationError(errors)

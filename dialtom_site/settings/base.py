@@ -1,0 +1,194 @@
+"""Settings shared by every environment; everything variable is read from the environment.
+
+local.py (the demo: SQLite and in-process tasks when nothing is configured),
+test.py (PostgreSQL and Redis, as CI has them) and production.py (refuses to start
+insecure) build on this file.
+"""
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    if value.strip().lower() in {"1", "true", "yes", "on"}:
+        return True
+    if value.strip().lower() in {"0", "false", "no", "off", ""}:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use 1/0, true/false)")
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
+
+
+INSECURE_SECRET_KEY = "django-insecure-dialtom-studio-development-key-do-not-use-in-production"
+SECRET_KEY = env("SECRET_KEY", INSECURE_SECRET_KEY)
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_htmx",
+    "template_partials",
+    "accounts",
+    "annotation",
+    "verification",
+    "aggregation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "dialtom_site.urls"
+WSGI_APPLICATION = "dialtom_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# PostgreSQL for real use and tests; local.py falls back to SQLite for the demo.
+DATABASE_URL = env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dialtom")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(env("CONN_MAX_AGE", "0")))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A restarted PostgreSQL must not take the app down with it: check pooled connections.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+# htmx and Chart.js come from the npm registry (package.json); `npm ci` puts them in
+# node_modules and staticfiles serves them from there: no CDN, no vendored copy.
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),
+    ("vendor/chartjs", BASE_DIR / "node_modules" / "chart.js" / "dist"),
+]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+MEDIA_ROOT = Path(env("MEDIA_ROOT", str(BASE_DIR / "media")))
+MEDIA_URL = "media/"
+# Release files are written here so a static host can serve them as well as the API.
+RELEASE_ROOT = Path(env("RELEASE_ROOT", str(MEDIA_ROOT / "releases")))
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache (login throttling, rate limits): Redis when configured --------------------
+REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env("CACHE_KEY_PREFIX", "dialtom"),
+    }
+}
+
+# --- Celery --------------------------------------------------------------------------
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", REDIS_URL)
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", REDIS_URL)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", "dialtom")
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+# --- REST framework -------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "DialToM Studio API",
+    "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Domain settings -------------------------------------------------------------------
+# Segmentation bounds (spec: "Segmentation rule"): close a window once it holds
+# SEGMENT_MIN_WORDS words; windows over SEGMENT_MAX_WORDS are counted in the report.
+DIALTOM_SEGMENT_MIN_WORDS = int(env("DIALTOM_SEGMENT_MIN_WORDS", "150"))
+DIALTOM_SEGMENT_MAX_WORDS = int(env("DIALTOM_SEGMENT_MAX_WORDS", "200"))
+# Seed used wherever an order is shuffled reproducibly (import_dialtom options, ...).
+DIALTOM_SEED = int(env("DIALTOM_SEED", "7"))
+# Verification queue defaults (a batch may override them).
+DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
+DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))
+# Retention: an item is kept when DS confirms its intended answer with at least this posterior.
+DIALTOM_RETENTION_THRESHOLD = float(env("DIALTOM_RETENTION_THRESHOLD", "0.5"))
+# Login throttling: failures per username+IP within the window before refusing.
+DIALTOM_LOGIN_MAX_FAILURES = int(env("DIALTOM_LOGIN_MAX_FAILURES", "5"))
+DIALTOM_LOGIN_WINDOW_SECONDS = int(env("DIALTOM_LOGIN_WINDOW_SECONDS", "900"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+}

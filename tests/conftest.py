@@ -1,0 +1,46 @@
+"""Fixtures shared by the whole suite.
+
+- The database is the real PostgreSQL of DATABASE_URL (pytest-django makes `test_<name>`).
+- `celery_worker` runs a real Celery worker, in a thread of this process, on the Redis of
+  TEST_REDIS_URL; tests that use it must be `transaction=True` so the worker sees the rows.
+- Browser tests (`tests/e2e/`) use Debian's chromium through Playwright: see e2e/conftest.py.
+"""
+import pytest
+
+from .factories import CrowdWorkerFactory, StaffFactory, UserFactory
+
+
+@pytest.fixture
+def verifier(db):
+    return UserFactory(username="verifier01")
+
+
+@pytest.fixture
+def staff(db):
+    return StaffFactory(username="admin01")
+
+
+@pytest.fixture
+def crowd_worker(db):
+    return CrowdWorkerFactory(username="crowd01")
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    """Login throttles and rate limits live in the cache: every test starts from a clean one."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture
+def celery_worker(transactional_db):
+    """A real Celery worker consuming the test queue on Redis, for the length of one test."""
+    from celery.contrib.testing.worker import start_worker
+
+    from dialtom_site.celery import app
+
+    app.control.purge()
+    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30) as worker:
+        yield worker

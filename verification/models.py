@@ -1,0 +1,75 @@
+"""What verifiers do: claims on items from a batch queue, and their judgments."""
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Label(models.TextChoices):
+    A = "A", "A"
+    B = "B", "B"
+    C = "C", "C"
+    D = "D", "D"
+    NOTA = "NOTA", "None of the above (shown option)"
+    NONE = "NONE", "None is correct"
+    MULTIPLE = "MULTIPLE", "More than one is correct"
+
+
+class ClaimStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    ANSWERED = "answered", "Answered"
+    SKIPPED = "skipped", "Skipped"
+    EXPIRED = "expired", "Expired"
+
+
+class Claim(models.Model):
+    """A verifier holds an item for a lease; answering it turns it into a judgment."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="claims")
+    verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="claims")
+    status = models.CharField(max_length=10, choices=ClaimStatus.choices, default=ClaimStatus.ACTIVE)
+    display_order = models.CharField(max_length=5, help_text="original letters in the order shown, e.g. CADB")
+    claimed_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["claimed_at"]
+        constraints = [
+            # A verifier holds at most one live claim on an item.
+            models.UniqueConstraint(
+                fields=["item", "verifier"], condition=Q(status="active"), name="claim_one_active_per_item_verifier"
+            ),
+        ]
+        indexes = [models.Index(fields=["item", "status"]), models.Index(fields=["verifier", "batch", "status"])]
+
+
+class Judgment(models.Model):
+    """One verifier's answer to one item, stored in the item's original letters. Exactly once."""
+
+    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="judgments")
+    verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.PROTECT, related_name="judgments")
+    claim = models.OneToOneField(Claim, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgment")
+    label = models.CharField(max_length=10, choices=Label.choices)
+    displayed_label = models.CharField(max_length=10, blank=True, help_text="the letter as it was shown")
+    implausible = models.JSONField(default=list, blank=True, help_text="original letters marked implausible")
+    comment = models.TextField(blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    idempotency_key = models.UUIDField(unique=True, default=uuid.uuid4)
+    source = models.CharField(max_length=10, default="form", help_text="form, api or import")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "verifier"], name="judgment_one_per_item_verifier"),
+            models.CheckConstraint(condition=Q(label__in=Label.values), name="judgment_label_valid"),
+        ]
+        indexes = [models.Index(fields=["batch", "item"])]
+
+    def __str__(self) -> str:
+        return f"{self.verifier_id} → {self.item_id}: {self.label}"
