@@ -24,9 +24,20 @@ def generate(out_dir: Path, *, contexts: int, batch_size: int = 500, seed: int =
     return out_dir
 
 
+def ensure_domains() -> None:
+    """The three domains of the data migration (a transactional test's flush removes them)."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    import_module("annotation.migrations.0002_domains").create_domains(apps, None)
+
+
 def load_items(out_dir: Path, *, chunk: int = 5000) -> dict[str, int]:
     """Bulk-insert the contexts, batches and items of a synthetic set; returns batch name -> pk."""
     from annotation.models import Batch, Context, Item
+
+    ensure_domains()
 
     contexts = [json.loads(line) for line in (out_dir / "contexts.jsonl").open()]
     Context.objects.bulk_create(
