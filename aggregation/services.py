@@ -455,6 +455,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         )
     }
     validate_username = UnicodeUsernameValidator()
+    good_names: set[str] = set()
     seen: dict[tuple[str, str], tuple[int, str]] = {}
     valid = []
     for line, item_id, worker, label in rows:
@@ -472,11 +473,12 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         if not worker:
             error(line, "worker", "empty")
             ok = False
-        else:
+        elif worker not in good_names:
             try:
                 validate_username(worker)
                 if len(worker) > 150:
                     raise ValidationError("too long")
+                good_names.add(worker)
             except ValidationError:
                 error(line, "worker", f"{worker!r} is not a valid username (letters, digits and @.+-_, at most 150)")
                 ok = False

@@ -48,6 +48,7 @@ def configure_env() -> dict:
         "CELERY_TASK_DEFAULT_QUEUE": os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "dialtom-bench"),
         "DJANGO_SETTINGS_MODULE": "dialtom_site.settings.local",
         "DEBUG": "0",
+        "CONN_MAX_AGE": os.environ.get("CONN_MAX_AGE", "60"),  # persistent connections, as production.py
         "LOG_LEVEL": "WARNING",
     }
     os.environ.update(env)
@@ -110,6 +111,10 @@ def main() -> None:
     t = time.perf_counter()
     imported = services.judgments_import(path=out / "judgments.csv")
     t_import = time.perf_counter() - t
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # fresh statistics after the bulk load, as autovacuum would do
+        cursor.execute("ANALYZE")
     print(f"set: {a.contexts} contexts, {len(batches)} batches, {imported['created']} judgments "
           f"(generate {t_generate:.1f}s, items bulk insert {t_items:.1f}s, import_judgments {t_import:.1f}s)", flush=True)
 
