@@ -192,3 +192,20 @@ def test_dispatch_survives_broker_down(loaded, monkeypatch, caplog):
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "broker unavailable" in run.error
     assert "not queued" in caplog.text
+
+
+def test_agreement_matches_irrcac_on_the_batch_and_pooled(loaded):
+    from irrCAC.raw import CAC
+
+    run = _sync_run([loaded["batch-001"]])
+    result = BatchResult.objects.get(run=run)
+    frame = selectors.batch_judgments_frame(batch_id=loaded["batch-001"])
+    table = frame.pivot(index="task", columns="worker", values="label")
+    ref = CAC(table, categories=["A", "B", "C", "D", "NONE", "MULTIPLE"]).gwet()["est"]
+    assert result.ac1 == pytest.approx(ref["coefficient_value"], abs=6e-6)
+    assert result.ac1_ci_low == pytest.approx(ref["confidence_interval"][0], abs=6e-6)
+    assert set(result.by_group) == {f"{t}:{d}" for t in ("prospective", "retrospective") for d in ("esc", "mi", "pfg")}
+    pooled = selectors.agreement_by_task_domain()
+    assert len(pooled) == 6 and sum(g["judgments"] for g in pooled) == 420
+    retro_mi = next(g for g in pooled if (g["task"], g["domain"]) == ("retrospective", "mi"))
+    assert retro_mi["ac1"] == pytest.approx(result.by_group["retrospective:mi"]["ac1"])
