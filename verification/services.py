@@ -101,6 +101,9 @@ def _check_can_work(*, verifier: User, batch: Batch) -> None:
         raise VerificationError("only verifiers work the audit queue", code="forbidden", status=403)
     if not batch.pools.filter(members=verifier).exists():
         raise VerificationError(f"batch {batch.name} is not open to you", code="forbidden", status=403)
+
+
+def _check_open(*, batch: Batch) -> None:
     if batch.status != BatchStatus.OPEN:
         raise VerificationError(f"batch {batch.name} is {batch.status}", code=f"batch_{batch.status}", status=409)
 
@@ -194,8 +197,9 @@ def item_claim_next(*, verifier: User, batch: Batch) -> Claim | None:
         .select_related("item", "item__context__domain", "batch")
         .first()
     )
-    if live is not None:
-        return live
+    if live is not None and batch.status != BatchStatus.CLOSED:
+        return live  # a paused batch still lets a verifier finish the item in hand
+    _check_open(batch=batch)
     claims_expire(batch=batch, now=now)
     if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists():
         batch_queue_sync(batch=batch)

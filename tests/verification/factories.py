@@ -4,7 +4,7 @@ from annotation.models import Batch
 from tests.factories import BatchFactory, ContextFactory, ItemFactory, ProspectiveItemFactory, UserFactory
 
 # A distinctive answer key: blindness tests look for these in every verifier-facing response.
-SECRET_OPTION = "INTENDED-ANSWER-7f3a"
+SECRET_OPTION = "KEYED-OPTION-7f3a"
 
 
 def open_batch(*, name: str = "mi-b01", overlap: int = 3, n_items: int = 4, n_prospective: int = 0,
