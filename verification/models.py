@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.models import Batch, Item
+
 
 class Label(models.TextChoices):
     A = "A", "A"
@@ -100,3 +102,19 @@ class QueueSlot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.taken}/{self.needed}"
+
+
+class BatchQueue(Batch):
+    """The admin's view of a batch as a queue (pause / close / reopen, pools)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "batch queue"
+
+
+class AuditItem(Item):
+    """The admin's view of items for the audit (mark / unmark gold)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "audit item"

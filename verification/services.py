@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
@@ -84,13 +85,24 @@ def implausible_to_original(*, display_order: str, marks: Iterable[str]) -> list
     return sorted(original)
 
 
+# When the broker is down, a failed publish costs seconds (the Redis client retries); after
+# one failure, follow-ups are not even attempted for this long, so answers stay fast.
+BROKER_BACKOFF_SECONDS = 30.0
+_broker_down_until = 0.0
+
+
 def _enqueue_after_commit(task, **kwargs) -> None:
     """Queue a follow-up task once the transaction commits; a broker outage never fails the write."""
 
     def send():
+        global _broker_down_until
+        if time.monotonic() < _broker_down_until:
+            logger.warning("not queueing %s(%s): broker marked unavailable", task.name, kwargs)
+            return
         try:
             task.apply_async(kwargs=kwargs, retry=False)
         except Exception:  # noqa: BLE001 — the judgment is stored; the follow-up is best effort
+            _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
             logger.warning("could not queue %s(%s): broker unavailable", task.name, kwargs, exc_info=True)
 
     transaction.on_commit(send)
@@ -439,7 +451,7 @@ def batch_close(*, name: str) -> Batch:
 def items_gold_set(*, item_ids: Iterable[str], is_gold: bool) -> int:
     """Mark items as attention checks (their answer key is the known answer), or unmark them."""
     ids = list(item_ids)
-    items = list(Item.objects.select_for_update().filter(item_id__in=ids).select_related("batch").order_by("pk"))
+    items = list(Item.objects.select_for_update(of=("self",)).filter(item_id__in=ids).select_related("batch").order_by("pk"))
     unknown = set(ids) - {i.item_id for i in items}
     if unknown:
         raise VerificationError(f"no item {sorted(unknown)[0]!r}", code="not_found", field="item_id")

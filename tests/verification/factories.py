@@ -9,6 +9,7 @@ SECRET_OPTION = "KEYED-OPTION-7f3a"
 
 def open_batch(*, name: str = "mi-b01", overlap: int = 3, n_items: int = 4, n_prospective: int = 0,
                pool: str = "verifiers", verifiers=(), **batch_fields) -> Batch:
+    ensure_domains()
     batch = BatchFactory(name=name, overlap=overlap, **batch_fields)
     pool_obj, _ = Pool.objects.get_or_create(name=pool)
     pool_obj.members.add(*verifiers)
@@ -32,3 +33,17 @@ def open_batch(*, name: str = "mi-b01", overlap: int = 3, n_items: int = 4, n_pr
 
 def verifiers(n: int, prefix: str = "v"):
     return [UserFactory(username=f"{prefix}{i:02d}") for i in range(n)]
+
+
+def ensure_domains() -> None:
+    """Transactional tests flush the data migration's domains: put them back."""
+    from annotation.models import Domain
+
+    for code, name, corpus, initiator, recipient in [
+        ("mi", "Motivational interviewing", "AnnoMI", "counselor", "client"),
+        ("esc", "Emotional support", "ESConv", "supporter", "seeker"),
+        ("pfg", "Persuasion", "PersuasionForGood", "persuader", "persuadee"),
+    ]:
+        Domain.objects.get_or_create(
+            code=code, defaults={"name": name, "corpus": corpus, "initiator_role": initiator, "recipient_role": recipient}
+        )
