@@ -182,6 +182,9 @@ DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
 DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))
 # Retention: an item is kept when DS confirms its intended answer with at least this posterior.
 DIALTOM_RETENTION_THRESHOLD = float(env("DIALTOM_RETENTION_THRESHOLD", "0.5"))
+# Dawid–Skene (crowd-kit) EM settings, recorded on every aggregation run.
+DIALTOM_DS_N_ITER = int(env("DIALTOM_DS_N_ITER", "100"))
+DIALTOM_DS_TOL = float(env("DIALTOM_DS_TOL", "1e-5"))
 # Login throttling: failures per username+IP within the window before refusing.
 DIALTOM_LOGIN_MAX_FAILURES = int(env("DIALTOM_LOGIN_MAX_FAILURES", "5"))
 DIALTOM_LOGIN_WINDOW_SECONDS = int(env("DIALTOM_LOGIN_WINDOW_SECONDS", "900"))
