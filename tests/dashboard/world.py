@@ -25,7 +25,23 @@ class World:
     run2: object = None
 
 
+DOMAINS = (
+    ("mi", "Motivational interviewing", "AnnoMI", "counselor", "client"),
+    ("esc", "Emotional support", "ESConv", "supporter", "seeker"),
+    ("pfg", "Persuasion", "PersuasionForGood", "persuader", "persuadee"),
+)
+
+
+def ensure_domains() -> None:
+    """Transactional tests flush the data migration's domains: put them back."""
+    for code, name, corpus, initiator, recipient in DOMAINS:
+        Domain.objects.get_or_create(
+            code=code, defaults=dict(name=name, corpus=corpus, initiator_role=initiator, recipient_role=recipient)
+        )
+
+
 def make_world() -> World:
+    ensure_domains()
     batch_a = BatchFactory(name="batch-a", overlap=3)
     batch_b = BatchFactory(name="batch-b", overlap=3)
     verifiers = [UserFactory(username=f"verifier-{n}") for n in (1, 2, 3)]
