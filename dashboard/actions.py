@@ -93,7 +93,10 @@ def aggregation_start(*, by: User):
     for module, name in AGGREGATION_ENTRY_POINTS:
         func = _provided(module, name)
         if func:
-            return _call(func, started_by=by, user=by, by=by, trigger="dashboard", all_batches=True)
+            try:
+                return _call(func, started_by=by, user=by, by=by, trigger="dashboard", all_batches=True)
+            except TypeError as exc:
+                raise ActionUnavailable(f"{module}.{name} could not be called from the dashboard: {exc}") from exc
     try:
         tasks = importlib.import_module("aggregation.tasks")
     except ImportError:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from accounts.models import Role, User
 from aggregation.models import AggregationRun, ItemResult, RunStatus, WorkerResult
 from annotation.models import Batch, Item
-from releases.selectors import current_batch_results, current_batch_runs, current_item_results, retention_counts
+from releases.selectors import current_batch_results, current_batch_runs, retention_counts
 from verification.models import Claim, ClaimStatus, Judgment, Label
 
 

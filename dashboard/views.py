@@ -65,16 +65,21 @@ def _pct(value):
     return "" if value is None else f"{value:.6f}"
 
 
+def _num(value):
+    return "" if value is None else f"{value:.3f}"
+
+
 def csv_tables() -> dict:
     """name -> (header, rows function): every table of the page as CSV."""
 
     def progress():
         p = selectors.progress_by_batch()
-        for b in [*p["batches"], p["overall"]]:
-            needed = b.needed if b.id else p["needed"]
-            eta = b.eta if b.id else p["eta"]
-            yield [b.name, b.status, b.items, b.done, needed, b.open, b.in_progress, b.complete, b.aggregated,
-                   "" if b.rate_per_day is None and b.id else round(b.rate_per_day or p["rate_per_day"] or 0, 3), eta or ""]
+        for b in p["batches"]:
+            yield [b.name, b.status, b.items, b.done, b.needed, b.open, b.in_progress, b.complete, b.aggregated,
+                   _num(b.rate_per_day), b.eta or ""]
+        o = p["overall"]
+        yield [o.name, "", o.items, o.done, p["needed"], o.open, o.in_progress, o.complete, o.aggregated,
+               _num(p["rate_per_day"]), p["eta"] or ""]
 
     def throughput():
         for r in selectors.throughput_by_day():

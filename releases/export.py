@@ -181,12 +181,6 @@ class ReleaseWriter:
         self._csv_file.close()
 
 
-def write_jsonl_lines(path: Path, records: Iterable[dict]) -> None:
-    with open(path, "wb") as handle:
-        for record in records:
-            handle.write(jsonl_line(record))
-
-
 def stream_filtered(path: Path, *, fmt: str, filters: dict[str, str], chunk_rows: int = 500) -> Iterator[bytes]:
     """Streams the rows of a release's items.jsonl that match `filters`, as JSONL or CSV bytes.
 

@@ -104,3 +104,31 @@ def test_start_aggregation_reports_clearly_when_unavailable(client, staff, world
     assert response.status_code == 200
     body = response.content.decode()
     assert "Aggregation run started" in body or "Aggregation cannot be started from here yet" in body
+
+
+def test_staff_creates_a_release_from_the_dashboard(client, staff, world, django_capture_on_commit_callbacks):
+    from releases.models import Release
+
+    client.force_login(staff)
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(reverse("dashboard:release-create"), {"version": "dash-1"}, follow=True)
+    assert "Release dash-1 is being built" in response.content.decode()
+    assert len(callbacks) == 1
+    release = Release.objects.get(version="dash-1")
+    assert release.created_by == staff and release.trigger == "dashboard"
+    response = client.post(reverse("dashboard:release-create"), {"version": "dash-1"}, follow=True)
+    assert "already exists" in response.content.decode()
+
+
+def test_start_aggregation_calls_the_aggregation_service(client, staff, world, monkeypatch):
+    import types
+
+    from dashboard import actions
+
+    calls = []
+    module = types.SimpleNamespace(aggregation_run_start=lambda *, started_by, trigger: calls.append((started_by, trigger)))
+    monkeypatch.setattr(actions, "_provided", lambda mod, name: getattr(module, name, None) if mod == "aggregation.services" else None)
+    client.force_login(staff)
+    response = client.post(reverse("dashboard:aggregation-start"), follow=True)
+    assert "Aggregation run started" in response.content.decode()
+    assert calls == [(staff, "dashboard")]

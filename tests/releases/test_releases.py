@@ -187,3 +187,9 @@ def test_schema_lists_the_release_endpoints(client):
     response = client.get(reverse("api-schema"))
     body = response.content.decode()
     assert "/api/v1/releases/{version}/items" in body and "parquet" in body
+
+
+def test_schema_validates_without_warnings():
+    out = io.StringIO()
+    call_command("spectacular", "--validate", "--fail-on-warn", stdout=out)
+    assert "/api/v1/releases/{version}/items" in out.getvalue()
