@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "annotation",
     "verification",
     "aggregation",
+    "scoring",
 ]
 
 MIDDLEWARE = [
