@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,6 +25,11 @@ class InputErrors(Exception):
     """Bad input, one `file:line: field: reason` per problem; nothing was written."""
 
     def __init__(self, errors: list[str]):
+        def line_number(error: str) -> int:
+            found = re.search(r":(\d+): ", error)
+            return int(found.group(1)) if found else 0
+
+        errors = sorted(errors, key=line_number)  # in file order, whichever check found them
         self.errors = errors[:MAX_REPORTED_ERRORS]
         more = len(errors) - len(self.errors)
         super().__init__("\n".join(self.errors) + (f"\n… and {more} more" if more else ""))

@@ -52,3 +52,47 @@ def letters_for(items, correct: set[str]) -> list[dict]:
 
 
 __all__ = ["prospective", "retrospective", "jsonl", "letters_for", "Variant"]
+
+
+@pytest.fixture
+def release(db):
+    """A small released set: two domains, retrospective and prospective, every variant.
+
+    - mi-s0001: retrospective trust (C) and belief (B), prospective (A) with Easy and counterfactual variants
+    - esc-s0002: retrospective trust (C), prospective (A)
+    - mi-s0003: prospective (A), dropped by the aggregation (not released)
+    """
+    from aggregation.models import AggregationRun, ItemResult, RunStatus
+    from tests.factories import domain
+
+    mi1 = prospective("mi-s0001")
+    esc = ContextFactory(context_id="esc-s0002-w00", session_key="esc-s0002", domain=domain("esc"))
+    esc_prosp = ProspectiveItemFactory(context=esc, item_id="esc-s0002-w00-prospective", answer="A",
+                                       options=["esc true", "esc d1", "esc d2", "esc d3"])
+    dropped = prospective("mi-s0003")
+    items = {
+        "mi-trust": retrospective(mi1.context, "trust", "C"),
+        "mi-belief": retrospective(mi1.context, "belief", "B"),
+        "esc-trust": retrospective(esc, "trust", "C"),
+        "mi-prosp": mi1,
+        "esc-prosp": esc_prosp,
+        "dropped": dropped,
+    }
+    items["mi-easy"] = ItemFactory(
+        context=mi1.context, task="prospective", attribute="", variant=Variant.EASY, parent=mi1,
+        item_id="mi-s0001-w00-prospective-easy", answer="B", batch=None,
+    )
+    items["mi-cf"] = ItemFactory(
+        context=mi1.context, task="prospective", attribute="", variant=Variant.COUNTERFACTUAL, parent=mi1,
+        item_id="mi-s0001-w00-prospective-counterfactual", answer="NOTA", batch=None,
+    )
+    items["dropped-easy"] = ItemFactory(
+        context=dropped.context, task="prospective", attribute="", variant=Variant.EASY, parent=dropped,
+        item_id="mi-s0003-w00-prospective-easy", answer="D", batch=None,
+    )
+    run = AggregationRun.objects.create(status=RunStatus.SUCCEEDED)
+    for key in ("mi-trust", "mi-belief", "esc-trust", "mi-prosp", "esc-prosp", "dropped"):
+        item = items[key]
+        ItemResult.objects.create(run=run, item=item, batch=item.batch, label=item.answer, posterior=0.9,
+                                  n_judgments=3, retained=key != "dropped")
+    return items
