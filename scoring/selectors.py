@@ -11,7 +11,7 @@ from annotation.models import Item, Variant
 from verification.models import Judgment
 
 from . import stats
-from .models import BaselineRun, ModelRun, Prediction, RunComparison, ScoreStatus
+from .models import BaselineRun, ModelRun, RunComparison, ScoreStatus
 
 
 def released_labels(*, item_ids: Iterable[int] | None = None) -> dict[int, str | None]:

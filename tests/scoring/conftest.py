@@ -51,7 +51,6 @@ def letters_for(items, correct: set[str]) -> list[dict]:
     return out
 
 
-__all__ = ["prospective", "retrospective", "jsonl", "letters_for", "Variant"]
 
 
 @pytest.fixture

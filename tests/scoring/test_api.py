@@ -1,5 +1,3 @@
-import json
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
