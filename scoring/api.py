@@ -36,7 +36,10 @@ class ModelRunListApi(APIView):
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
         if data.get("file"):
-            lines, source = data["file"].read().decode("utf-8").splitlines(), data["file"].name
+            try:
+                lines, source = data["file"].read().decode("utf-8").splitlines(), data["file"].name
+            except UnicodeDecodeError as exc:
+                return Response({"errors": [f"{data['file'].name}:0: file: not UTF-8 ({exc.reason})"]}, status=400)
         else:
             lines, source = [json.dumps(record) for record in data["predictions"]], "predictions"
         try:

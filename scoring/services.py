@@ -278,8 +278,9 @@ def model_run_create(
         errors.append(f"{source}:0: name: a run named {name!r} exists already")
     records = _jsonl_records(lines=lines, source=source, errors=errors)
     wanted = [r.get("item_id") for _, r in records if isinstance(r.get("item_id"), str)]
-    items = dict(Item.objects.filter(item_id__in=wanted).values_list("item_id", "pk"))
-    variants = dict(Item.objects.filter(item_id__in=wanted).values_list("item_id", "variant"))
+    found = list(Item.objects.filter(item_id__in=wanted).values_list("item_id", "pk", "variant"))
+    items = {item_id: pk for item_id, pk, _ in found}
+    variants = {item_id: variant for item_id, _, variant in found}
     seen: dict[str, int] = {}
     rows = []
     for number, record in records:
@@ -341,15 +342,18 @@ def model_run_score(*, run_id: int) -> ModelRun:
     try:
         with transaction.atomic():
             run = ModelRun.objects.select_for_update().get(pk=run_id)
-            predictions = list(run.predictions.all())
-            labels = selectors.released_labels(item_ids=[p.item_id for p in predictions])
-            for prediction in predictions:
-                reference = labels.get(prediction.item_id)
-                prediction.correct = None if reference is None else prediction.prediction == reference
-            Prediction.objects.bulk_update(predictions, ["correct"], batch_size=2000)
+            predictions = list(run.predictions.values_list("pk", "item_id", "prediction"))
+            labels = selectors.released_labels(item_ids=[item_id for _, item_id, _ in predictions])
+            verdicts: dict[bool | None, list[int]] = {True: [], False: [], None: []}
+            for pk, item_id, letter in predictions:
+                reference = labels.get(item_id)
+                verdicts[None if reference is None else letter == reference].append(pk)
+            for verdict, pks in verdicts.items():  # three UPDATEs, whatever the size of the run
+                if pks:
+                    Prediction.objects.filter(pk__in=pks).update(correct=verdict)
             outcomes = selectors.run_outcomes(run=run)
-            run.scores = stats_table = stats.correctness_table(outcomes)
-            stats_table["n_unreleased"] = sum(1 for p in predictions if p.correct is None)
+            run.scores = stats.correctness_table(outcomes)
+            run.scores["n_unreleased"] = len(verdicts[None])
             run.stats = selectors.run_statistics(outcomes=outcomes)
             run.status = ScoreStatus.SUCCEEDED
             run.scored_at = timezone.now()
@@ -365,12 +369,13 @@ def model_run_score(*, run_id: int) -> ModelRun:
         raise
 
 
+@transaction.atomic
 def model_run_rescore(*, run: ModelRun) -> ModelRun:
     """Queue a new scoring of a run (e.g. after a new aggregation changed the released labels)."""
     from .tasks import model_run_score_task
 
     _mark(ModelRun, run.pk, status=ScoreStatus.PENDING)
-    transaction.on_commit(lambda: model_run_score_task.delay(run_id=run.pk))
+    model_run_score_task.delay_on_commit(run_id=run.pk)
     run.refresh_from_db()
     return run
 

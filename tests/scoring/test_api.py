@@ -84,3 +84,18 @@ def test_leaderboard_page_queries_do_not_grow_with_runs(two_runs, client, reader
     client.force_login(reader)
     with django_assert_max_num_queries(8):
         client.get(reverse("leaderboard"))
+
+
+def test_rescore_queues_the_job_and_bad_files_are_refused(two_runs, staff, reader, django_capture_on_commit_callbacks):
+    client = client_for(staff)
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(reverse("api-model-rescore", args=["model-a"]))
+    assert response.status_code == 202 and response.json()["status"] == "pending"
+    assert len(callbacks) == 1
+    assert client_for(reader).post(reverse("api-model-rescore", args=["model-a"])).status_code == 403
+    response = client.post(
+        reverse("api-models"),
+        {"name": "latin", "model_name": "Latin", "file": SimpleUploadedFile("p.jsonl", "{\"é\": 1}".encode("latin-1"))},
+        format="multipart",
+    )
+    assert response.status_code == 400 and "p.jsonl:0: file: not UTF-8" in response.json()["errors"][0]
