@@ -1,9 +1,7 @@
 """Reads: the released labels, a run's outcomes, the leaderboard, comparisons, baselines."""
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from accounts.models import Pool
 from aggregation.models import ItemResult, RunStatus
@@ -14,8 +12,8 @@ from . import stats
 from .models import BaselineRun, ModelRun, RunComparison, ScoreStatus
 
 
-def released_labels(*, item_ids: Iterable[int] | None = None) -> dict[int, str | None]:
-    """The label each item is scored against, by item pk.
+def released_labels(*, items: QuerySet[Item] | None = None) -> dict[int, str | None]:
+    """The label each item (of `items`, default all) is scored against, by item pk.
 
     - The item's result in the latest succeeded aggregation run: its label when retained,
       None (not released, not scored) when not retained.
@@ -23,12 +21,12 @@ def released_labels(*, item_ids: Iterable[int] | None = None) -> dict[int, str |
       Easy and counterfactual items, whose answer is set by construction; a derived item
       whose parent was aggregated and dropped is not released either.
     """
-    items = Item.objects.all() if item_ids is None else Item.objects.filter(pk__in=list(item_ids))
+    items = Item.objects.all() if items is None else items
     rows = list(items.values_list("pk", "answer", "parent_id"))
-    wanted = {pk for pk, _, _ in rows} | {parent for _, _, parent in rows if parent}
     latest: dict[int, tuple[str, bool]] = {}
     results = (
-        ItemResult.objects.filter(run__status=RunStatus.SUCCEEDED, item_id__in=wanted)
+        ItemResult.objects.filter(run__status=RunStatus.SUCCEEDED)
+        .filter(Q(item__in=items.values("pk")) | Q(item__in=items.exclude(parent=None).values("parent_id")))
         .order_by("item_id", "-run__finished_at", "-run_id")
         .values_list("item_id", "label", "retained")
     )
@@ -65,10 +63,13 @@ def _outcome(facets: dict, correct: bool) -> stats.Outcome:
 
 
 def run_outcomes(*, run: ModelRun) -> list[stats.Outcome]:
-    """The scored predictions of a run (those with `correct` set) as outcomes."""
-    rows = list(run.predictions.exclude(correct=None).values_list("item_id", "correct"))
-    facets = _item_facets(Item.objects.filter(pk__in=[item_id for item_id, _ in rows]))
-    return [_outcome(facets[item_id], correct) for item_id, correct in rows]
+    """The scored predictions of a run (those with `correct` set) as outcomes: one query."""
+    rows = run.predictions.exclude(correct=None).values(
+        "correct", "item__task", "item__attribute", "item__variant", "item__context__domain_id"
+    )
+    return [
+        _outcome({key.removeprefix("item__"): value for key, value in row.items()}, row["correct"]) for row in rows
+    ]
 
 
 def run_statistics(*, outcomes: list[stats.Outcome]) -> dict:
@@ -138,10 +139,11 @@ def pool_correctness(*, pool: Pool) -> dict:
     Each judgment counts once; NONE and MULTIPLE are wrong answers; judgments on items
     that are not released are left out (counted in `n_unreleased`).
     """
-    rows = list(pool_judgments(pool=pool).values_list("item_id", "verifier__username", "label"))
-    item_ids = {item_id for item_id, _, _ in rows}
-    labels = released_labels(item_ids=item_ids)
-    facets = _item_facets(Item.objects.filter(pk__in=item_ids))
+    judgments = pool_judgments(pool=pool)
+    rows = list(judgments.values_list("item_id", "verifier__username", "label"))
+    items = Item.objects.filter(pk__in=judgments.values("item_id"))
+    labels = released_labels(items=items)
+    facets = _item_facets(items)
     outcomes, by_person, unreleased = [], {}, 0
     for item_id, username, label in rows:
         reference = labels.get(item_id)

@@ -235,7 +235,7 @@ def counterfactuals_import(*, lines: Iterable[str], source: str, into_batch: str
     created = [
         Item(
             item_id=f"{original.item_id}-counterfactual",
-            context=original.context,
+            context_id=original.context_id,
             task=Task.PROSPECTIVE,
             variant=Variant.COUNTERFACTUAL,
             target_speaker=original.target_speaker,
@@ -343,7 +343,7 @@ def model_run_score(*, run_id: int) -> ModelRun:
         with transaction.atomic():
             run = ModelRun.objects.select_for_update().get(pk=run_id)
             predictions = list(run.predictions.values_list("pk", "item_id", "prediction"))
-            labels = selectors.released_labels(item_ids=[item_id for _, item_id, _ in predictions])
+            labels = selectors.released_labels(items=Item.objects.filter(pk__in=run.predictions.values("item_id")))
             verdicts: dict[bool | None, list[int]] = {True: [], False: [], None: []}
             for pk, item_id, letter in predictions:
                 reference = labels.get(item_id)

@@ -70,3 +70,9 @@ def test_command(prospective_items, tmp_path, capsys):
         call_command("import_counterfactuals", str(path))
     with pytest.raises(CommandError, match="file: cannot be read"):
         call_command("import_counterfactuals", str(tmp_path / "missing.jsonl"))
+
+
+def test_import_queries_do_not_grow_with_the_records(prospective_items, django_assert_max_num_queries):
+    lines = jsonl([{"item_id": i.item_id, "profile": NEW_PROFILE} for i in prospective_items])
+    with django_assert_max_num_queries(6):
+        assert counterfactuals_import(lines=lines, source="cf.jsonl")["created"] == 6

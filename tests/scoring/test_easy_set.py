@@ -81,3 +81,8 @@ def test_command_prints_json_last(prospective_items, capsys):
 def test_into_batch_makes_the_items_answerable(prospective_items):
     easy_set_build(seed=7, into_batch="easy-baseline")
     assert {i.batch.name for i in Item.objects.filter(variant=Variant.EASY)} == {"easy-baseline"}
+
+
+def test_build_queries_do_not_grow_with_the_items(prospective_items, django_assert_max_num_queries):
+    with django_assert_max_num_queries(6):
+        assert easy_set_build(seed=7)["created"] == 6

@@ -113,3 +113,9 @@ def test_commands_upload_and_score(release, tmp_path, capsys):
     assert summary["status"] == "succeeded" and summary["overall"]["rate"] == 1.0
     with pytest.raises(CommandError, match="unknown run"):
         call_command("score_run", "nope")
+
+
+def test_scoring_queries_do_not_grow_with_the_predictions(release, django_assert_max_num_queries):
+    run = upload("model-a", answers(release))
+    with django_assert_max_num_queries(14):
+        model_run_score(run_id=run.pk)
