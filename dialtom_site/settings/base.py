@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "aggregation",
     "dashboard",
     "releases",
+    "scoring",
 ]
 
 MIDDLEWARE = [
