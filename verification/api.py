@@ -133,8 +133,7 @@ class JudgmentCreateView(APIView):
             )
         except services.VerificationError as exc:
             return error_response(exc)
-        judgment = Judgment.objects.select_related("item", "claim").get(pk=result.judgment.pk)
-        body = JudgmentOutSerializer(selectors.judgment_view_for(judgment=judgment)).data
+        body = JudgmentOutSerializer(selectors.judgment_view_for(judgment=result.judgment)).data
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 
