@@ -157,10 +157,9 @@ class ProgressView(APIView):
 
     @extend_schema(responses={200: ProgressSerializer(many=True)})
     def get(self, request):
-        rows = [
-            selectors.queue_progress_for(verifier=request.user, batch=b)
-            for b in selectors.batches_for_verifier(verifier=request.user)
-        ]
+        rows = selectors.queue_progress_for_batches(
+            verifier=request.user, batches=selectors.batches_for_verifier(verifier=request.user)
+        )
         return Response(ProgressSerializer(rows, many=True).data)
 
 
