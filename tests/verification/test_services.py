@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import BatchStatus
-from tests.factories import ContextFactory, ItemFactory, StaffFactory
+from tests.factories import StaffFactory
 from verification.models import Claim, ClaimStatus, Judgment, QueueSlot
 from verification.services import (
     VerificationError,
