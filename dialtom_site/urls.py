@@ -12,6 +12,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("verification.urls")),
+    path("api/v1/", include("aggregation.urls")),
+    path("dashboard/", include("dashboard.urls")),
+    path("api/v1/releases/", include("releases.urls")),
+    path("", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("annotate/", include("annotation.reference_urls")),
+    path("api/v1/", include("annotation.reference_api")),
 ]
