@@ -167,10 +167,17 @@ class ProgressView(APIView):
 
 
 class BatchStatusSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=BatchStatus.choices)
+    # A plain string (checked below) rather than an enum: other apps' `status` enums would
+    # collide in the OpenAPI component names.
+    status = serializers.CharField(help_text="open, paused or closed")
     overlap = serializers.IntegerField(min_value=1, required=False)
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
     pools = serializers.ListField(child=serializers.SlugField(), required=False)
+
+    def validate_status(self, value: str) -> str:
+        if value not in BatchStatus.values:
+            raise serializers.ValidationError(f"must be one of {', '.join(BatchStatus.values)}")
+        return value
 
 
 class BatchOutSerializer(serializers.Serializer):

@@ -380,7 +380,9 @@ def judgment_change(
 # --- batches (staff) -----------------------------------------------------------------------
 
 
-def _batch_for_update(*, name: str) -> Batch:
+def _batch_for_update(*, name: str | None = None, batch: Batch | None = None) -> Batch:
+    if batch is not None:
+        name = batch.name
     try:
         return Batch.objects.select_for_update().get(name=name)
     except Batch.DoesNotExist:
@@ -434,6 +436,11 @@ def batch_open(
     return batch, created
 
 
+def batch_reopen(*, batch: Batch) -> Batch:
+    """Open a paused or closed batch again, keeping its settings (the dashboard's door)."""
+    return batch_open(name=batch.name)[0]
+
+
 @transaction.atomic
 def batch_pools_set(*, name: str, pools: Iterable[str]) -> Batch:
     batch = _batch_for_update(name=name)
@@ -446,20 +453,20 @@ def batch_pools_set(*, name: str, pools: Iterable[str]) -> Batch:
 
 
 @transaction.atomic
-def batch_pause(*, name: str) -> Batch:
+def batch_pause(*, name: str | None = None, batch: Batch | None = None) -> Batch:
     """No new items are handed out; answers to claims already held are still accepted."""
-    batch = _batch_for_update(name=name)
+    batch = _batch_for_update(name=name, batch=batch)
     if batch.status == BatchStatus.CLOSED:
-        raise VerificationError(f"batch {name} is closed", code="batch_closed", status=409)
+        raise VerificationError(f"batch {batch.name} is closed", code="batch_closed", status=409)
     batch.status = BatchStatus.PAUSED
     batch.save(update_fields=["status"])
     return batch
 
 
 @transaction.atomic
-def batch_close(*, name: str) -> Batch:
+def batch_close(*, name: str | None = None, batch: Batch | None = None) -> Batch:
     """No new items, no new or changed answers; live claims are released."""
-    batch = _batch_for_update(name=name)
+    batch = _batch_for_update(name=name, batch=batch)
     if batch.status != BatchStatus.CLOSED:
         batch.status, batch.closed_at = BatchStatus.CLOSED, timezone.now()
         batch.save(update_fields=["status", "closed_at"])
