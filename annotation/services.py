@@ -210,8 +210,7 @@ CONTEXT_FIELDS = {"context_id", "domain", "session_id", "window_index", "turns"}
 def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
     """Import `contexts.jsonl` (spec section 1). Unknown extra fields go to `metadata`."""
     domains = set(Domain.objects.values_list("code", flat=True))
-    seen_ids: set[str] = set()
-    seen_windows: set[tuple[str, int]] = set()
+    written_after = Context.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     created: Counter = Counter()
 
     def validate(r: _Record) -> dict:
@@ -235,12 +234,6 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
                 r.fail(f"turns[{n}].speaker", f"unknown speaker {turn.get('speaker')!r} (expected initiator or recipient)")
             if not isinstance(turn.get("text"), str) or not turn["text"].strip():
                 r.fail(f"turns[{n}].text", "missing or empty")
-        if context_id in seen_ids:
-            r.fail("context_id", f"duplicate id {context_id!r} (already earlier in this file)")
-        if (session_id, window_index) in seen_windows:
-            r.fail("window_index", f"window {window_index} of {session_id} is already earlier in this file")
-        seen_ids.add(context_id)
-        seen_windows.add((session_id, window_index))
         return {"context_id": context_id, "domain": domain, "session_id": session_id,
                 "window_index": window_index, "turns": turns, "metadata": r.extras(CONTEXT_FIELDS)}
 
@@ -249,14 +242,26 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
             return {}
         ids = [row["context_id"] for _, row in pending]
         keys = {row["session_id"] for _, row in pending}
-        taken = set(Context.objects.filter(context_id__in=ids).values_list("context_id", flat=True))
-        windows = set(Context.objects.filter(session_key__in=keys).values_list("session_key", "window_index"))
+        # Rows of earlier chunks are in the database already (same transaction): a clash with
+        # one of them (pk above `written_after`) is a duplicate earlier in this file.
+        taken = dict(Context.objects.filter(context_id__in=ids).values_list("context_id", "pk"))
+        windows = {(key, index): pk for key, index, pk in Context.objects.filter(session_key__in=keys).values_list(
+            "session_key", "window_index", "pk")}
+        chunk_ids, chunk_windows = set(), set()
+
+        def where(pk):
+            return "already earlier in this file" if pk is None or pk > written_after else "already in the database"
+
         for line, row in pending:
-            if row["context_id"] in taken:
-                raise InputError(path, line, "context_id", f"duplicate id {row['context_id']!r} (already in the database)")
-            if (row["session_id"], row["window_index"]) in windows:
+            window = (row["session_id"], row["window_index"])
+            if row["context_id"] in taken or row["context_id"] in chunk_ids:
+                raise InputError(path, line, "context_id",
+                                 f"duplicate id {row['context_id']!r} ({where(taken.get(row['context_id']))})")
+            if window in windows or window in chunk_windows:
                 raise InputError(path, line, "window_index",
-                                 f"window {row['window_index']} of {row['session_id']} is already in the database")
+                                 f"window {row['window_index']} of {row['session_id']} is {where(windows.get(window))}")
+            chunk_ids.add(row["context_id"])
+            chunk_windows.add(window)
         return dict(Session.objects.filter(session_id__in=keys).values_list("session_id", "pk"))
 
     def write(pending, sessions: dict) -> None:
@@ -312,8 +317,7 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
 
     Batches are created by name. Unknown extra fields go to `metadata`.
     """
-    seen_ids: set[str] = set()
-    seen_keys: set[tuple] = set()
+    written_after = Item.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     batches: dict[str, int] = {}
     new_batches: list[str] = []
     created: dict[str, Counter] = defaultdict(Counter)
@@ -344,13 +348,6 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         batch = r.text("batch", required=False)
         if batch and not BATCH_NAME.match(batch):
             r.fail("batch", f"{batch!r} is not a valid batch name (letters, digits, - and _, up to 100)")
-        if item_id in seen_ids:
-            r.fail("item_id", f"duplicate id {item_id!r} (already earlier in this file)")
-        key = (context_id, task, attribute, variant)
-        if key in seen_keys:
-            r.fail("context_id", f"a {variant} {attribute or task} item for {context_id} is already earlier in this file")
-        seen_ids.add(item_id)
-        seen_keys.add(key)
         return {"item_id": item_id, "context_id": context_id, "task": task, "attribute": attribute,
                 "variant": variant, "target_speaker": target_speaker, "question": question, "options": options,
                 "answer": answer, "profile": profile or {}, "batch": batch, "metadata": r.extras(ITEM_FIELDS)}
@@ -360,20 +357,32 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
             return {}
         contexts = {cid: (pk, domain) for cid, pk, domain in Context.objects.filter(
             context_id__in={row["context_id"] for _, row in pending}).values_list("context_id", "pk", "domain_id")}
-        taken = set(Item.objects.filter(item_id__in=[row["item_id"] for _, row in pending])
-                    .values_list("item_id", flat=True))
-        keys = set(Item.objects.filter(context_id__in=[pk for pk, _ in contexts.values()])
-                   .values_list("context__context_id", "task", "attribute", "variant"))
+        # Rows of earlier chunks are in the database already (same transaction): a clash with
+        # one of them (pk above `written_after`) is a duplicate earlier in this file.
+        taken = dict(Item.objects.filter(item_id__in=[row["item_id"] for _, row in pending])
+                     .values_list("item_id", "pk"))
+        keys = {(cid, task, attribute, variant): pk for cid, task, attribute, variant, pk in Item.objects.filter(
+            context_id__in=[pk for pk, _ in contexts.values()]).values_list(
+            "context__context_id", "task", "attribute", "variant", "pk")}
+        chunk_ids, chunk_keys = set(), set()
+
+        def where(pk):
+            return "already earlier in this file" if pk is None or pk > written_after else "already in the database"
+
         for line, row in pending:
+            key = (row["context_id"], row["task"], row["attribute"], row["variant"])
             if row["context_id"] not in contexts:
                 raise InputError(path, line, "context_id",
                                  f"unknown context {row['context_id']!r} (import its contexts first)")
-            if row["item_id"] in taken:
-                raise InputError(path, line, "item_id", f"duplicate id {row['item_id']!r} (already in the database)")
-            if (row["context_id"], row["task"], row["attribute"], row["variant"]) in keys:
+            if row["item_id"] in taken or row["item_id"] in chunk_ids:
+                raise InputError(path, line, "item_id",
+                                 f"duplicate id {row['item_id']!r} ({where(taken.get(row['item_id']))})")
+            if key in keys or key in chunk_keys:
                 raise InputError(path, line, "context_id", (
                     f"a {row['variant']} {row['attribute'] or row['task']} item for {row['context_id']} "
-                    "is already in the database"))
+                    f"is {where(keys.get(key))}"))
+            chunk_ids.add(row["item_id"])
+            chunk_keys.add(key)
         return contexts
 
     def write(pending, contexts: dict) -> None:
