@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from . import selectors
 from .models import (
@@ -183,21 +183,34 @@ class _Record:
         return {k: v for k, v in self.data.items() if k not in known}
 
 
-def _run_streaming_import(path, *, validate: Callable[[_Record], dict], check_db: Callable[[list], dict],
-                          write: Callable[[list, dict], None], chunk_size: int) -> None:
-    """Validate records one by one, check a chunk against the database, write it, go on.
+def _run_streaming_import(path, *, validate: Callable[[_Record], dict], resolve: Callable[[list], dict],
+                          check_db: Callable[[list], None], write: Callable[[list, dict], None],
+                          chunk_size: int) -> None:
+    """Validate records one by one; every `chunk_size` records, resolve references and write.
 
-    Runs inside the caller's transaction, so any error leaves nothing written. When a
-    record is bad, the pending chunk is checked first, so the earliest bad line is named.
+    Runs inside the caller's transaction, so any error leaves nothing written. Clashes
+    with rows already there (duplicate ids) are left to the database's unique constraints
+    on the happy path; when one fires, or when a record is bad, `check_db` looks at the
+    pending chunk to name the earliest bad line.
     """
     pending: list[tuple[int, dict]] = []
+
+    def flush():
+        resolved = resolve(pending)
+        try:
+            with transaction.atomic():  # a savepoint: the IntegrityError must not spoil the transaction
+                write(pending, resolved)
+        except IntegrityError:
+            check_db(pending)
+            raise
+        pending.clear()
+
     try:
         for line, data in iter_jsonl(path):
             pending.append((line, validate(_Record(path, line, data))))
             if len(pending) >= chunk_size:
-                write(pending, check_db(pending))
-                pending = []
-        write(pending, check_db(pending))
+                flush()
+        flush()
     except InputError:
         check_db(pending)
         raise
@@ -237,15 +250,19 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         return {"context_id": context_id, "domain": domain, "session_id": session_id,
                 "window_index": window_index, "turns": turns, "metadata": r.extras(CONTEXT_FIELDS)}
 
-    def check_db(pending) -> dict:
+    def resolve(pending) -> dict:
+        keys = {row["session_id"] for _, row in pending}
+        return dict(Session.objects.filter(session_id__in=keys).order_by().values_list("session_id", "pk"))
+
+    def check_db(pending) -> None:
         if not pending:
-            return {}
+            return
         ids = [row["context_id"] for _, row in pending]
         keys = {row["session_id"] for _, row in pending}
         # Rows of earlier chunks are in the database already (same transaction): a clash with
         # one of them (pk above `written_after`) is a duplicate earlier in this file.
-        taken = dict(Context.objects.filter(context_id__in=ids).values_list("context_id", "pk"))
-        windows = {(key, index): pk for key, index, pk in Context.objects.filter(session_key__in=keys).values_list(
+        taken = dict(Context.objects.filter(context_id__in=ids).order_by().values_list("context_id", "pk"))
+        windows = {(key, index): pk for key, index, pk in Context.objects.filter(session_key__in=keys).order_by().values_list(
             "session_key", "window_index", "pk")}
         chunk_ids, chunk_windows = set(), set()
 
@@ -262,7 +279,6 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
                                  f"window {row['window_index']} of {row['session_id']} is {where(windows.get(window))}")
             chunk_ids.add(row["context_id"])
             chunk_windows.add(window)
-        return dict(Session.objects.filter(session_id__in=keys).values_list("session_id", "pk"))
 
     def write(pending, sessions: dict) -> None:
         bulk_insert(Context, [
@@ -274,7 +290,8 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         ])
         created.update(row["domain"] for _, row in pending)
 
-    _run_streaming_import(path, validate=validate, check_db=check_db, write=write, chunk_size=chunk_size)
+    _run_streaming_import(path, validate=validate, resolve=resolve, check_db=check_db, write=write,
+                          chunk_size=chunk_size)
     return {"file": str(path), "created": sum(created.values()), "by_domain": dict(sorted(created.items()))}
 
 
@@ -352,18 +369,30 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
                 "variant": variant, "target_speaker": target_speaker, "question": question, "options": options,
                 "answer": answer, "profile": profile or {}, "batch": batch, "metadata": r.extras(ITEM_FIELDS)}
 
-    def check_db(pending) -> dict:
-        if not pending:
-            return {}
+    def resolve(pending) -> dict:
         contexts = {cid: (pk, domain) for cid, pk, domain in Context.objects.filter(
-            context_id__in={row["context_id"] for _, row in pending}).values_list("context_id", "pk", "domain_id")}
+            context_id__in={row["context_id"] for _, row in pending}).order_by().values_list(
+            "context_id", "pk", "domain_id")}
+        for line, row in pending:
+            if row["context_id"] not in contexts:
+                raise InputError(path, line, "context_id",
+                                 f"unknown context {row['context_id']!r} (import its contexts first)")
+        return contexts
+
+    def check_db(pending) -> None:
+        if not pending:
+            return
+        contexts = {cid: (pk, domain) for cid, pk, domain in Context.objects.filter(
+            context_id__in={row["context_id"] for _, row in pending}).order_by().values_list(
+            "context_id", "pk", "domain_id")}
         # Rows of earlier chunks are in the database already (same transaction): a clash with
         # one of them (pk above `written_after`) is a duplicate earlier in this file.
-        taken = dict(Item.objects.filter(item_id__in=[row["item_id"] for _, row in pending])
+        taken = dict(Item.objects.filter(item_id__in=[row["item_id"] for _, row in pending]).order_by()
                      .values_list("item_id", "pk"))
-        keys = {(cid, task, attribute, variant): pk for cid, task, attribute, variant, pk in Item.objects.filter(
-            context_id__in=[pk for pk, _ in contexts.values()]).values_list(
-            "context__context_id", "task", "attribute", "variant", "pk")}
+        context_ids = {pk: cid for cid, (pk, _) in contexts.items()}
+        keys = {(context_ids[cpk], task, attribute, variant): pk for cpk, task, attribute, variant, pk in
+                Item.objects.filter(context_id__in=list(context_ids)).order_by().values_list(
+                    "context_id", "task", "attribute", "variant", "pk")}
         chunk_ids, chunk_keys = set(), set()
 
         def where(pk):
@@ -383,7 +412,6 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
                     f"is {where(keys.get(key))}"))
             chunk_ids.add(row["item_id"])
             chunk_keys.add(key)
-        return contexts
 
     def write(pending, contexts: dict) -> None:
         for name in {row["batch"] for _, row in pending if row["batch"]} - batches.keys():
@@ -403,7 +431,8 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         for _, row in pending:
             created[contexts[row["context_id"]][1]][row["task"]] += 1
 
-    _run_streaming_import(path, validate=validate, check_db=check_db, write=write, chunk_size=chunk_size)
+    _run_streaming_import(path, validate=validate, resolve=resolve, check_db=check_db, write=write,
+                          chunk_size=chunk_size)
     return {
         "file": str(path),
         "created": sum(sum(c.values()) for c in created.values()),
