@@ -69,7 +69,9 @@ def test_release_writes_retained_items_and_manifest(world, release_root):
         assert manifest["files"][name]["rows"] == 4
 
 
-def test_jsonl_loads_with_datasets_and_parquet_with_pandas(world, release_root, tmp_path):
+def test_jsonl_loads_with_datasets_and_parquet_with_pandas(world, release_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # a local file: never the network
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import datasets
 
     build()
