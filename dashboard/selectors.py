@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.models import Role, User
 from aggregation.models import AggregationRun, ItemResult, RunStatus, WorkerResult
 from annotation.models import Batch, Item
+from releases.selectors import pairs_q
 from releases.selectors import current_batch_results, current_batch_runs, retention_counts
 from verification.models import Claim, ClaimStatus, Judgment, Label
 
@@ -328,10 +329,7 @@ def verifier_stats() -> list[dict]:
     pairs = current_batch_runs()
     ds = {}
     if pairs:
-        from functools import reduce
-        from operator import or_
-
-        q = reduce(or_, (Q(batch_id=b, run_id=r) for b, r in pairs.items()))
+        q = pairs_q(pairs)
         ds = {
             r["verifier_id"]: _ratio(r["weighted"], r["n"])
             for r in WorkerResult.objects.filter(q)
