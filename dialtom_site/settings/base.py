@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "aggregation",
     "dashboard",
     "releases",
+    "scoring",
 ]
 
 MIDDLEWARE = [
@@ -184,6 +185,9 @@ DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
 DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))
 # Retention: an item is kept when DS confirms its intended answer with at least this posterior.
 DIALTOM_RETENTION_THRESHOLD = float(env("DIALTOM_RETENTION_THRESHOLD", "0.5"))
+# Dawid–Skene (crowd-kit) EM settings, recorded on every aggregation run.
+DIALTOM_DS_N_ITER = int(env("DIALTOM_DS_N_ITER", "100"))
+DIALTOM_DS_TOL = float(env("DIALTOM_DS_TOL", "1e-5"))
 # Dashboard: flag batches whose AC1 is below this; verifier outliers (median seconds per item
 # under FAST_SECONDS, or one letter above LETTER_BIAS of their A–D answers, from 20 judgments on).
 DIALTOM_AC1_FLAG_THRESHOLD = float(env("DIALTOM_AC1_FLAG_THRESHOLD", "0.6"))
@@ -198,4 +202,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    # In-process (eager) tasks would log every call at INFO: keep the demo's console readable.
+    "loggers": {"celery.app.trace": {"level": env("CELERY_TRACE_LOG_LEVEL", "WARNING")}},
 }
