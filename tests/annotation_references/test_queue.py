@@ -90,7 +90,7 @@ def test_concurrent_workers_fill_every_context_exactly():
 
     def work(worker):
         try:
-            barrier.wait(timeout=10)
+            barrier.wait(timeout=60)
             while True:
                 a = claim(worker, reference_set)
                 if a is None:
@@ -105,10 +105,11 @@ def test_concurrent_workers_fill_every_context_exactly():
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=120)
     close_old_connections()
 
-    assert errors == []
+    assert errors == [], errors
+    assert not any(t.is_alive() for t in threads)
     rows = list(ReferenceAssignment.objects.values_list("member_id", "worker_id", "status"))
     assert len(rows) == 12
     assert {s for *_, s in rows} == {AssignmentStatus.SUBMITTED}
