@@ -130,3 +130,27 @@ def test_queue_page_lists_sets_and_progress(client, small_set, workers, django_a
 
     response = client.post(f"/annotate/sets/{small_set.name}/next/")
     assert response.status_code == 302 and response["Location"].startswith("/annotate/work/")
+
+
+def test_coming_back_after_the_lease_ran_out(small_set, workers):
+    """The draft is always stored; the context comes back if a place is free, else the worker is told."""
+    from annotation.models_references import ReferenceDraft
+
+    one = make_set(contexts=make_contexts(1, "pfg", prefix="late"), per_context=1, name="late")
+    a = claim(workers[0], one)
+    ReferenceAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    ReferenceAssignment.objects.filter(pk=a.pk).update(status=AssignmentStatus.EXPIRED)
+
+    # Nobody took it: saving revives the assignment
+    saved = services.reference_draft_save(worker=workers[0], assignment_id=a.pk, texts={"belief": "back again"})
+    assert saved.warning == "" and ReferenceAssignment.objects.get(pk=a.pk).status == AssignmentStatus.ACTIVE
+
+    # Someone took it meanwhile: the draft is still stored, with a warning; submitting is refused
+    ReferenceAssignment.objects.filter(pk=a.pk).update(status=AssignmentStatus.EXPIRED)
+    other = claim(workers[1], one)
+    assert other is not None
+    saved = services.reference_draft_save(worker=workers[0], assignment_id=a.pk, texts={"belief": "still typing"})
+    assert "others have taken every place" in saved.warning
+    assert ReferenceDraft.objects.get(worker=workers[0]).texts["belief"] == "still typing"
+    with pytest.raises(services.ReferenceWorkflowError, match="others have taken"):
+        submit(workers[0], a)
