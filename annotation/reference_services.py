@@ -33,9 +33,10 @@ from .models_references import (
     SimilarityRunStatus,
     SimilarityScore,
 )
-from .reference_selectors import (  # noqa: F401  (re-exported: the release helper calls services.references_export_rows)
+from .reference_selectors import (  # noqa: F401  (re-exported: releases and the dashboard import these from here)
     accepted_references_by_context,
     contexts_stratified_sample,
+    reference_counts_by_worker,
     references_export_rows,
 )
 

@@ -101,3 +101,20 @@ def test_staff_pages_render(client, staff, small_set, submitted, django_assert_m
     with django_assert_max_num_queries(10):
         assert client.get(f"/annotate/references/{small_set.name}/review/{submitted[0].member_id}/").status_code == 200
     assert client.get("/annotate/").status_code == 302  # staff land on the sets page
+
+
+def test_counts_by_worker_for_the_dashboard(staff, workers, submitted):
+    a, b = submitted
+    services.reference_send_back(reviewer=staff, assignment_id=b.pk, reason="Trust: say why.")
+    assert services.reference_counts_by_worker() == {
+        workers[0].pk: {"written": 1, "sent_back": 0},
+        workers[1].pk: {"written": 1, "sent_back": 1},
+    }
+    submit(workers[1], b)  # resubmitted: still sent back once
+    services.reference_send_back(reviewer=staff, assignment_id=b.pk, reason="Again.")
+    assert services.reference_counts_by_worker()[workers[1].pk] == {"written": 1, "sent_back": 2}
+
+    from dashboard.selectors import crowd_worker_stats
+
+    stats = {row["username"]: row for row in crowd_worker_stats()}
+    assert stats["crowd02"] == {"username": "crowd02", "written": 1, "sent_back": 2}
