@@ -50,21 +50,21 @@ def _batch_set_status(*, batch_id: int, status: str) -> Batch:
 def batch_pause(*, batch: Batch, by: User) -> Batch:
     theirs = _provided("verification.services", "batch_pause")
     if theirs:
-        return _call(theirs, batch=batch, by=by, user=by, actor=by) or batch
+        return _call(theirs, batch=batch, name=batch.name, by=by, user=by, actor=by) or batch
     return _batch_set_status(batch_id=batch.id, status=BatchStatus.PAUSED)
 
 
 def batch_close(*, batch: Batch, by: User) -> Batch:
     theirs = _provided("verification.services", "batch_close")
     if theirs:
-        return _call(theirs, batch=batch, by=by, user=by, actor=by) or batch
+        return _call(theirs, batch=batch, name=batch.name, by=by, user=by, actor=by) or batch
     return _batch_set_status(batch_id=batch.id, status=BatchStatus.CLOSED)
 
 
 def batch_reopen(*, batch: Batch, by: User) -> Batch:
     theirs = _provided("verification.services", "batch_resume") or _provided("verification.services", "batch_reopen")
     if theirs:
-        return _call(theirs, batch=batch, by=by, user=by, actor=by) or batch
+        return _call(theirs, batch=batch, name=batch.name, by=by, user=by, actor=by) or batch
     return _batch_set_status(batch_id=batch.id, status=BatchStatus.OPEN)
 
 

@@ -171,6 +171,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a `status` with different choices: name them so the schema has no collision.
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "aggregation.models.RunStatus", "BatchStatusEnum": "annotation.models.BatchStatus"},
 }
 
 # --- Domain settings -------------------------------------------------------------------

@@ -95,5 +95,6 @@ def test_verifier_outliers_and_gold_accuracy(db, django_assert_num_queries):
     assert "too fast" in row["outliers"] and "one-letter bias (A)" in row["outliers"]
 
 
-def test_crowd_workers_absent_without_references_app(db):
-    assert selectors.crowd_worker_stats() is None
+def test_crowd_workers_listed_from_the_references_app(db):
+    # The references workflow (issue 4) provides reference_counts_by_worker(); with no crowd worker the table is empty.
+    assert selectors.crowd_worker_stats() == []
