@@ -118,3 +118,8 @@ def test_counts_by_worker_for_the_dashboard(staff, workers, submitted):
 
     stats = {row["username"]: row for row in crowd_worker_stats()}
     assert stats["crowd02"] == {"username": "crowd02", "written": 1, "sent_back": 2}
+
+
+def test_admin_lists_reference_models(admin_client, submitted):
+    for model in ("referenceset", "referenceassignment", "similarityrun"):
+        assert admin_client.get(f"/admin/annotation/{model}/").status_code == 200
