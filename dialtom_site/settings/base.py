@@ -176,6 +176,8 @@ SPECTACULAR_SETTINGS = {
         "ReleaseStatusEnum": "releases.models.ReleaseStatus",
         "AggregationRunStatusEnum": "aggregation.models.RunStatus",
     },
+    # Several models have a `status` with different choices: name them so the schema has no collision.
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "aggregation.models.RunStatus", "BatchStatusEnum": "annotation.models.BatchStatus"},
 }
 
 # --- Domain settings -------------------------------------------------------------------
