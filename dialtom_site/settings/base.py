@@ -202,4 +202,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    # In-process (eager) tasks would log every call at INFO: keep the demo's console readable.
+    "loggers": {"celery.app.trace": {"level": env("CELERY_TRACE_LOG_LEVEL", "WARNING")}},
 }
