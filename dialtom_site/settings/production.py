@@ -17,7 +17,15 @@ if DEBUG:
     raise ImproperlyConfigured("DEBUG must be off in production (unset DEBUG or set DEBUG=0).")
 
 SECRET_KEY = env("SECRET_KEY", "")
-if not SECRET_KEY or SECRET_KEY == INSECURE_SECRET_KEY or SECRET_KEY.startswith("django-insecure") or len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
+_weak_secret = (
+    not SECRET_KEY
+    or SECRET_KEY == INSECURE_SECRET_KEY
+    or SECRET_KEY.startswith("django-insecure")
+    or "replace" in SECRET_KEY.lower()
+    or len(SECRET_KEY) < 50
+    or len(set(SECRET_KEY)) < 5
+)
+if _weak_secret:
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a real secret in production (50+ characters, not the default)."
     )
