@@ -31,6 +31,12 @@ class AggregationRun(models.Model):
     timings = models.JSONField(default=dict, blank=True)
     summary = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    batches_total = models.PositiveIntegerField(default=0)
+    batches_done = models.PositiveIntegerField(default=0)
+    input_fingerprint = models.CharField(
+        max_length=64, blank=True, db_index=True, help_text="hash of the judgments a run started from (dedupes auto runs)"
+    )
+    celery_id = models.CharField(max_length=255, blank=True, help_text="id of the chord's result, when queued")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -65,6 +71,8 @@ class WorkerResult(models.Model):
     accuracy = models.FloatField()
     confusion = models.JSONField(default=dict)
     n_judgments = models.PositiveIntegerField()
+    gold_judgments = models.PositiveIntegerField(default=0)
+    gold_accuracy = models.FloatField(null=True, blank=True, help_text="share of gold items answered with the key")
 
     class Meta:
         ordering = ["run", "batch", "verifier"]
@@ -86,6 +94,10 @@ class BatchResult(models.Model):
     kappa = models.FloatField(null=True)
     alpha = models.FloatField(null=True)
     by_group = models.JSONField(default=dict, blank=True, help_text="agreement and retention per task × domain")
+    gold_items = models.PositiveIntegerField(default=0)
+    workers = models.PositiveIntegerField(default=0)
+    details = models.JSONField(default=dict, blank=True, help_text="DS iterations, MV agreement, categories, ...")
+    timings = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["run", "batch"]

@@ -54,6 +54,9 @@ INSTALLED_APPS = [
     "annotation",
     "verification",
     "aggregation",
+    "dashboard",
+    "releases",
+    "scoring",
 ]
 
 MIDDLEWARE = [
@@ -182,6 +185,14 @@ DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
 DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))
 # Retention: an item is kept when DS confirms its intended answer with at least this posterior.
 DIALTOM_RETENTION_THRESHOLD = float(env("DIALTOM_RETENTION_THRESHOLD", "0.5"))
+# Dawid–Skene (crowd-kit) EM settings, recorded on every aggregation run.
+DIALTOM_DS_N_ITER = int(env("DIALTOM_DS_N_ITER", "100"))
+DIALTOM_DS_TOL = float(env("DIALTOM_DS_TOL", "1e-5"))
+# Dashboard: flag batches whose AC1 is below this; verifier outliers (median seconds per item
+# under FAST_SECONDS, or one letter above LETTER_BIAS of their A–D answers, from 20 judgments on).
+DIALTOM_AC1_FLAG_THRESHOLD = float(env("DIALTOM_AC1_FLAG_THRESHOLD", "0.6"))
+DIALTOM_FAST_SECONDS = float(env("DIALTOM_FAST_SECONDS", "5"))
+DIALTOM_LETTER_BIAS = float(env("DIALTOM_LETTER_BIAS", "0.6"))
 # Login throttling: failures per username+IP within the window before refusing.
 DIALTOM_LOGIN_MAX_FAILURES = int(env("DIALTOM_LOGIN_MAX_FAILURES", "5"))
 DIALTOM_LOGIN_WINDOW_SECONDS = int(env("DIALTOM_LOGIN_WINDOW_SECONDS", "900"))

@@ -1,0 +1,200 @@
+"""Chance-corrected agreement for many raters with missing ratings: pure functions.
+
+Every coefficient here works from a *count matrix*: one row per subject (item), one
+column per category, the cell holding how many raters put that subject in that category.
+A subject rated by nobody is dropped; a subject rated once counts in the category shares
+(and in n) but not in the observed agreement, exactly as in Gwet (2008) and irrCAC.
+
+- `gwet_ac1`: Gwet's AC1 (Gwet 2008, "Computing inter-rater reliability and its variance
+  in the presence of high agreement"), with the variance irrCAC's `CAC.gwet()` computes
+  (linearisation over subjects, finite-population factor 1 - n/N) and a Student-t
+  confidence interval on n - 1 degrees of freedom, its upper end capped at 1.
+- `fleiss_kappa`: Fleiss' generalised kappa with the same missing-data handling and
+  variance as irrCAC's `CAC.fleiss()`; beside AC1 it shows the kappa paradox (high
+  observed agreement, low kappa, when one category dominates).
+- `krippendorff_alpha_nominal`: Krippendorff's alpha for nominal data (pairable values
+  only: subjects with at least two ratings), as the `krippendorff` package computes it.
+
+The categories are those the form offers (A, B, C, D, NONE, MULTIPLE, and NOTA where
+shown), like irrCAC's `categories=` argument: a category nobody chose still counts in q.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "Agreement",
+    "counts_from_ratings",
+    "counts_from_long",
+    "gwet_ac1",
+    "fleiss_kappa",
+    "krippendorff_alpha_nominal",
+    "agreement_summary",
+]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One coefficient with its parts; `None` where the data leave it undefined."""
+
+    value: float | None
+    se: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    pa: float | None = None
+    pe: float | None = None
+    n_subjects: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def counts_from_ratings(ratings: Sequence[Sequence[object]] | np.ndarray, *, categories: Sequence[object]) -> np.ndarray:
+    """Count matrix from a subjects × raters table; `None`/NaN/"" are missing ratings.
+
+    Ratings outside `categories` are ignored, as irrCAC ignores them when `categories=` is given.
+    """
+    index = {c: k for k, c in enumerate(categories)}
+    rows = []
+    for subject in ratings:
+        row = [0] * len(categories)
+        for rating in subject:
+            k = index.get(rating)
+            if k is not None:
+                row[k] += 1
+        rows.append(row)
+    return np.asarray(rows, dtype=float).reshape(len(rows), len(categories))
+
+
+def counts_from_long(subjects: Iterable[object], labels: Iterable[object], *, categories: Sequence[object]) -> tuple[list, np.ndarray]:
+    """Count matrix from (subject, label) pairs, one pair per rating; subjects in sorted order."""
+    index = {c: k for k, c in enumerate(categories)}
+    counts: dict[object, list[int]] = {}
+    for subject, label in zip(subjects, labels):
+        k = index.get(label)
+        if k is None:
+            continue
+        counts.setdefault(subject, [0] * len(categories))[k] += 1
+    keys = sorted(counts)
+    matrix = np.asarray([counts[s] for s in keys], dtype=float).reshape(len(keys), len(categories))
+    return keys, matrix
+
+
+def _prepare(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim != 2:
+        raise ValueError("counts must be a subjects × categories matrix")
+    ri = counts.sum(axis=1)
+    keep = ri > 0  # subjects nobody rated are dropped (irrCAC: dropna(how="all"))
+    return counts[keep], ri[keep]
+
+
+def _t_interval(value: float, se: float, n: int, confidence_level: float) -> tuple[float, float]:
+    half = stats.t.ppf(0.5 + confidence_level / 2, df=n - 1) * se
+    return value - half, min(1.0, value + half)
+
+
+def _chance_corrected(
+    counts: np.ndarray,
+    *,
+    pe_of: str,
+    confidence_level: float,
+    population_size: float,
+) -> Agreement:
+    counts, ri = _prepare(counts)
+    n, q = counts.shape
+    if n == 0 or q < 2:
+        return Agreement(value=None, n_subjects=int(n))
+    two_plus = ri >= 2
+    n2more = int(two_plus.sum())
+    if n2more == 0:
+        return Agreement(value=None, n_subjects=int(n))
+    pair_agreement = (counts * (counts - 1)).sum(axis=1)
+    pa_i = np.zeros(n)
+    pa_i[two_plus] = pair_agreement[two_plus] / (ri[two_plus] * (ri[two_plus] - 1))
+    pa = float(pa_i[two_plus].sum() / n2more)
+    shares = counts / ri[:, None]
+    pi = shares.mean(axis=0)
+    if pe_of == "gwet":
+        pe = float((pi * (1 - pi)).sum() / (q - 1))
+        pe_i = shares @ (1 - pi) / (q - 1)
+    else:  # fleiss
+        pe = float((pi * pi).sum())
+        pe_i = shares @ pi
+    if math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-15):
+        return Agreement(value=None, pa=pa, pe=pe, n_subjects=int(n))
+    value = (pa - pe) / (1 - pe)
+    if n < 2:
+        return Agreement(value=value, pa=pa, pe=pe, n_subjects=int(n))
+    value_i = (n / n2more) * (pa_i - pe * two_plus) / (1 - pe)
+    value_i_x = value_i - 2 * (1 - value) * (pe_i - pe) / (1 - pe)
+    f = n / population_size
+    variance = (1 - f) / (n * (n - 1)) * float(((value_i_x - value) ** 2).sum())
+    se = math.sqrt(max(variance, 0.0))
+    low, high = _t_interval(value, se, n, confidence_level)
+    return Agreement(value=value, se=se, ci_low=low, ci_high=high, pa=pa, pe=pe, n_subjects=int(n))
+
+
+def gwet_ac1(counts: np.ndarray, *, confidence_level: float = 0.95, population_size: float = math.inf) -> Agreement:
+    """Gwet's AC1 with its standard error and confidence interval (irrCAC's formulas).
+
+    pa = mean over subjects rated 2+ times of Σ_k r_ik(r_ik − 1) / (r_i(r_i − 1));
+    π_k = mean over all rated subjects of r_ik / r_i; pe = Σ_k π_k(1 − π_k) / (q − 1);
+    AC1 = (pa − pe) / (1 − pe).
+    """
+    return _chance_corrected(counts, pe_of="gwet", confidence_level=confidence_level, population_size=population_size)
+
+
+def fleiss_kappa(counts: np.ndarray, *, confidence_level: float = 0.95, population_size: float = math.inf) -> Agreement:
+    """Fleiss' generalised kappa for missing ratings (irrCAC): pe = Σ_k π_k²."""
+    return _chance_corrected(counts, pe_of="fleiss", confidence_level=confidence_level, population_size=population_size)
+
+
+def krippendorff_alpha_nominal(counts: np.ndarray) -> Agreement:
+    """Krippendorff's alpha, nominal metric, from pairable values (subjects rated 2+ times).
+
+    With N pairable values and n_k of them in category k:
+    Ao = (1/N) Σ_i Σ_k r_ik(r_ik − 1) / (r_i − 1),  Ae = Σ_k n_k(n_k − 1) / (N(N − 1)),
+    alpha = (Ao − Ae) / (1 − Ae)  (= 1 − Do/De).
+    """
+    counts, ri = _prepare(counts)
+    two_plus = ri >= 2
+    counts, ri = counts[two_plus], ri[two_plus]
+    total = float(ri.sum())
+    if total < 2:
+        return Agreement(value=None, n_subjects=int(counts.shape[0]))
+    ao = float(((counts * (counts - 1)).sum(axis=1) / (ri - 1)).sum() / total)
+    nk = counts.sum(axis=0)
+    ae = float((nk * (nk - 1)).sum() / (total * (total - 1)))
+    if math.isclose(ae, 1.0, rel_tol=0.0, abs_tol=1e-15):
+        return Agreement(value=None, pa=ao, pe=ae, n_subjects=int(counts.shape[0]))
+    return Agreement(value=(ao - ae) / (1 - ae), pa=ao, pe=ae, n_subjects=int(counts.shape[0]))
+
+
+def _clean(x: float | None) -> float | None:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return float(x)
+
+
+def agreement_summary(counts: np.ndarray, *, confidence_level: float = 0.95) -> Mapping[str, object]:
+    """AC1 (with SE and CI), Fleiss' kappa and Krippendorff's alpha side by side, JSON-ready."""
+    ac1 = gwet_ac1(counts, confidence_level=confidence_level)
+    kappa = fleiss_kappa(counts, confidence_level=confidence_level)
+    alpha = krippendorff_alpha_nominal(counts)
+    return {
+        "subjects": ac1.n_subjects,
+        "ac1": _clean(ac1.value),
+        "ac1_se": _clean(ac1.se),
+        "ac1_ci": [_clean(ac1.ci_low), _clean(ac1.ci_high)] if ac1.ci_low is not None else None,
+        "pa": _clean(ac1.pa),
+        "ac1_pe": _clean(ac1.pe),
+        "kappa": _clean(kappa.value),
+        "kappa_pe": _clean(kappa.pe),
+        "alpha": _clean(alpha.value),
+    }

@@ -1,0 +1,75 @@
+"""python manage.py aggregate (--all | --batch NAME ...) [--sync] [--json]."""
+import json
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from aggregation import selectors, services
+from aggregation.models import RunStatus
+from annotation.models import Batch
+
+
+class Command(BaseCommand):
+    help = (
+        "Aggregate batches (Dawid–Skene per batch, agreement, retention). Without --sync the run goes to "
+        "Celery (a group of one task per batch and a chord callback) and the command waits for it."
+    )
+
+    def add_arguments(self, parser):
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--all", action="store_true", help="every batch that has items")
+        target.add_argument("--batch", action="append", metavar="NAME", help="a batch by name (repeatable)")
+        parser.add_argument("--sync", action="store_true", help="run in this process instead of Celery")
+        parser.add_argument("--no-wait", action="store_true", help="queue the run and return at once")
+        parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for a queued run")
+        parser.add_argument("--json", action="store_true", help="print one JSON object of the run, last")
+
+    def handle(self, *args, **options):
+        if options["all"]:
+            batch_ids = list(Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True))
+            if not batch_ids:
+                raise CommandError("no batch has items")
+        else:
+            names = options["batch"]
+            found = dict(Batch.objects.filter(name__in=names).values_list("name", "pk"))
+            unknown = [n for n in names if n not in found]
+            if unknown:
+                raise CommandError(f"batch: unknown batch {', '.join(unknown)}")
+            batch_ids = [found[n] for n in names]
+
+        sync = options["sync"]
+        run = services.aggregation_run_create(batch_ids=batch_ids, trigger="command", dispatch=not sync)
+        if sync:
+            try:
+                run = services.aggregation_run_execute(run_id=run.pk)
+            except Exception as exc:
+                raise CommandError(f"run {run.pk} failed: {exc!r}") from exc
+        elif options["no_wait"]:
+            run.refresh_from_db()
+            if options["json"]:
+                self.stdout.write(json.dumps({"run": run.pk, "status": run.status, "batches": len(batch_ids)}))
+            else:
+                self.stdout.write(f"run {run.pk} queued ({len(batch_ids)} batches)")
+            return
+        else:
+            deadline = time.monotonic() + options["timeout"]
+            while True:
+                run.refresh_from_db()
+                if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+                    break
+                if time.monotonic() > deadline:
+                    raise CommandError(f"run {run.pk} still {run.status} after {options['timeout']}s")
+                time.sleep(0.2)
+            if run.status == RunStatus.FAILED:
+                raise CommandError(f"run {run.pk} failed: {run.error}")
+
+        summary = selectors.run_summary(run=run)
+        if options["json"]:
+            self.stdout.write(json.dumps(summary))
+        else:
+            for b in summary["batches"]:
+                ac1 = "-" if b["ac1"] is None else f"{b['ac1']:.3f}"
+                ret = "-" if b["retention"] is None else f"{b['retention']:.1%}"
+                self.stdout.write(f"{b['batch']}: {b['items']} items, {b['judgments']} judgments, retained {ret}, AC1 {ac1}")
+            t = summary["totals"]
+            self.stdout.write(f"run {run.pk}: {t['batches']} batches, {t['items']} items, retained {t['retained']}")

@@ -1,0 +1,160 @@
+"""Reads for aggregation: the frames a run fits, and the current results.
+
+"Current" results of a batch are those of the latest SUCCEEDED run that covered it
+(latest = highest run id, i.e. started last): a failed or still running run never
+replaces them.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+
+from annotation.models import Item, Variant
+from verification.models import Judgment
+
+from .models import AggregationRun, BatchResult, ItemResult, RunStatus
+
+BASE_CATEGORIES = ("A", "B", "C", "D", "NONE", "MULTIPLE")
+NOTA = "NOTA"
+ITEM_COLUMNS = ["id", "item_id", "answer", "task", "attribute", "variant", "is_gold", "domain"]
+
+
+def batch_judgments_frame(*, batch_id: int) -> pd.DataFrame:
+    """`task` (item pk), `worker` (verifier pk), `label` of a batch's usable judgments, sorted.
+
+    Judgments of verifiers excluded from aggregation are left out.
+    """
+    rows = (
+        Judgment.objects.filter(item__batch_id=batch_id, verifier__excluded_from_aggregation=False)
+        .order_by()
+        .values_list("item_id", "verifier_id", "label")
+    )
+    frame = pd.DataFrame.from_records(list(rows), columns=["task", "worker", "label"])
+    return frame.sort_values(["task", "worker"], kind="mergesort").reset_index(drop=True)
+
+
+def batch_items_frame(*, batch_id: int) -> pd.DataFrame:
+    rows = (
+        Item.objects.filter(batch_id=batch_id)
+        .order_by("id")
+        .values_list("id", "item_id", "answer", "task", "attribute", "variant", "is_gold", "context__domain_id")
+    )
+    return pd.DataFrame.from_records(list(rows), columns=ITEM_COLUMNS)
+
+
+def categories_for(*, variants) -> list[str]:
+    """The answer choices the form offers: A–D, NOTA where shown (counterfactual items), NONE, MULTIPLE."""
+    cats = list(BASE_CATEGORIES[:4])
+    if Variant.COUNTERFACTUAL in set(variants):
+        cats.append(NOTA)
+    return cats + list(BASE_CATEGORIES[4:])
+
+
+def batch_is_complete(*, batch_id: int, overlap: int) -> bool:
+    """Every item of the batch holds at least `overlap` judgments (and there is an item)."""
+    items = Item.objects.filter(batch_id=batch_id)
+    if not items.exists():
+        return False
+    return not items.annotate(n=Count("judgments")).filter(n__lt=overlap).exists()
+
+
+def batches_input_fingerprint(*, batch_ids: list[int]) -> str:
+    """A hash of what a run would read: judgments (count, last id, last change) and exclusions."""
+    parts = []
+    for batch_id in sorted(batch_ids):
+        judgments = Judgment.objects.filter(item__batch_id=batch_id)
+        agg = judgments.aggregate(n=Count("id"), last=Max("id"), changed=Max("updated_at"))
+        excluded = sorted(
+            judgments.filter(verifier__excluded_from_aggregation=True).values_list("verifier_id", flat=True).distinct()
+        )
+        parts.append(f"{batch_id}:{agg['n']}:{agg['last']}:{agg['changed'].isoformat() if agg['changed'] else ''}:{excluded}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def run_get(*, run_id: int) -> AggregationRun:
+    return AggregationRun.objects.get(pk=run_id)
+
+
+def runs_list() -> QuerySet[AggregationRun]:
+    return AggregationRun.objects.all()
+
+
+def _latest_succeeded_run_for_batch(batch_ref) -> Subquery:
+    return Subquery(
+        BatchResult.objects.filter(batch_id=batch_ref, run__status=RunStatus.SUCCEEDED)
+        .order_by("-run_id")
+        .values("run_id")[:1]
+    )
+
+
+def current_batch_results() -> QuerySet[BatchResult]:
+    """One BatchResult per batch: that of the latest succeeded run covering the batch."""
+    return (
+        BatchResult.objects.filter(run_id=_latest_succeeded_run_for_batch(OuterRef("batch_id")))
+        .select_related("batch", "run")
+        .order_by("batch__name")
+    )
+
+
+def current_item_results() -> QuerySet[ItemResult]:
+    """One ItemResult per aggregated item, from its batch's current run."""
+    return ItemResult.objects.filter(run_id=_latest_succeeded_run_for_batch(OuterRef("batch_id")))
+
+
+GROUP_FIELDS = {
+    "task": "item__task",
+    "domain": "item__context__domain_id",
+    "attribute": "item__attribute",
+    "batch": "batch__name",
+}
+
+
+def retention_rates(*, by: str) -> list[dict]:
+    """Retention of the current results per `task`, `domain`, `attribute` or `batch` (gold items left out)."""
+    field = GROUP_FIELDS[by]
+    rows = (
+        current_item_results()
+        .filter(item__is_gold=False)
+        .values(field)
+        .annotate(items=Count("id"), retained=Count("id", filter=Q(retained=True)))
+        .order_by(field)
+    )
+    return [
+        {by: row[field], "items": row["items"], "retained": row["retained"], "retention": row["retained"] / row["items"]}
+        for row in rows
+    ]
+
+
+def run_summary(*, run: AggregationRun) -> dict:
+    """What `manage.py aggregate --json` prints: per batch agreement and retention, and totals."""
+    results = list(run.batch_results.select_related("batch").order_by("batch__name"))
+    batches = []
+    for r in results:
+        batches.append(
+            {
+                "batch": r.batch.name,
+                "items": r.items,
+                "judgments": r.judgments,
+                "retained": r.retained,
+                "retention": r.retention,
+                "ac1": r.ac1,
+                "ac1_ci": [r.ac1_ci_low, r.ac1_ci_high] if r.ac1_ci_low is not None else None,
+                "kappa": r.kappa,
+                "alpha": r.alpha,
+            }
+        )
+    items = sum(r.items for r in results)
+    retained = sum(r.retained for r in results)
+    totals = {
+        "batches": len(results),
+        "items": items,
+        "judgments": sum(r.judgments for r in results),
+        "retained": retained,
+        "retention": retained / items if items else None,
+        "gold_items": sum(r.gold_items for r in results),
+        "status": run.status,
+        "seconds": run.timings.get("wall_seconds"),
+    }
+    return {"run": run.pk, "batches": batches, "totals": totals}

@@ -1,0 +1,517 @@
+"""Writes for aggregation: create, run (per batch), finish and fail aggregation runs.
+
+A run covers one or more batches. Each batch is fitted independently (Dawid–Skene per
+batch) and its results are written in one transaction; the run becomes the current one
+for its batches only when every batch is written and `aggregation_run_finish` flips it to
+SUCCEEDED (in one transaction too). A run that fails part way is marked FAILED and the
+selectors keep serving the previous succeeded run's results.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import platform
+import time
+from collections.abc import Sequence
+from importlib import metadata
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import User
+from annotation.models import Batch
+
+from . import selectors
+from .agreement import agreement_summary
+from .dawid_skene import fit_batch
+from .models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
+
+logger = logging.getLogger(__name__)
+
+NO_LABEL = ""
+
+
+class AggregationError(Exception):
+    pass
+
+
+def aggregation_settings() -> dict:
+    """Everything that decides a run's output, recorded on the run."""
+    return {
+        "method": "crowdkit.DawidSkene per batch",
+        "ds_n_iter": int(getattr(settings, "DIALTOM_DS_N_ITER", 100)),
+        "ds_tol": float(getattr(settings, "DIALTOM_DS_TOL", 1e-5)),
+        "retention_threshold": float(settings.DIALTOM_RETENTION_THRESHOLD),
+        "confidence_level": 0.95,
+        "input_order": "task, worker",
+        "excluded_verifiers": "judgments dropped",
+        "gold_items": "fitted and scored (gold accuracy), never retained",
+    }
+
+
+def library_versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for dist in ("crowd-kit", "pandas", "numpy", "scipy", "Django", "celery"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:  # pragma: no cover
+            versions[dist] = None
+    return versions
+
+
+@transaction.atomic
+def aggregation_run_create(
+    *,
+    batch_ids: Sequence[int],
+    trigger: str,
+    started_by: User | None = None,
+    fingerprint: str = "",
+    dispatch: bool = True,
+) -> AggregationRun:
+    """Record a run over `batch_ids`; with `dispatch`, queue its Celery chord once committed."""
+    batch_ids = sorted(set(batch_ids))
+    if not batch_ids:
+        raise AggregationError("no batch to aggregate")
+    found = set(Batch.objects.filter(pk__in=batch_ids).values_list("pk", flat=True))
+    missing = [b for b in batch_ids if b not in found]
+    if missing:
+        raise AggregationError(f"unknown batch ids: {missing}")
+    run = AggregationRun.objects.create(
+        status=RunStatus.PENDING,
+        settings=aggregation_settings(),
+        versions=library_versions(),
+        started_by=started_by,
+        trigger=trigger,
+        batches_total=len(batch_ids),
+        input_fingerprint=fingerprint,
+    )
+    run.batches.set(batch_ids)
+    if dispatch:
+        run_id = run.pk
+        transaction.on_commit(lambda: aggregation_run_dispatch(run_id=run_id))
+    return run
+
+
+def _broker_errors() -> tuple[type[BaseException], ...]:
+    import kombu.exceptions
+    import redis.exceptions
+
+    return (kombu.exceptions.OperationalError, redis.exceptions.RedisError, ConnectionError, OSError)
+
+
+def aggregation_run_dispatch(*, run_id: int) -> bool:
+    """Queue a group (one task per batch) with a chord callback that finishes the run.
+
+    Never raises for an unreachable broker: the run is marked FAILED with the reason and
+    the error is logged, so a judgment submission (which calls this on commit) is never
+    broken by Redis being down.
+    """
+    from celery import chord
+
+    from .tasks import aggregate_batch, aggregation_run_finalize
+
+    batch_ids = list(AggregationRun.batches.through.objects.filter(aggregationrun_id=run_id).order_by("batch_id").values_list("batch_id", flat=True))
+    header = [aggregate_batch.si(run_id, batch_id) for batch_id in batch_ids]
+    try:
+        result = chord(header)(aggregation_run_finalize.si(run_id))
+    except _broker_errors() as exc:
+        logger.exception("aggregation run %s not queued: broker unavailable", run_id)
+        aggregation_run_fail(run_id=run_id, error=f"not queued, broker unavailable: {exc!r}")
+        return False
+    AggregationRun.objects.filter(pk=run_id).update(celery_id=result.id or "")
+    return True
+
+
+def aggregation_run_fail(*, run_id: int, error: str) -> None:
+    AggregationRun.objects.filter(pk=run_id).exclude(status=RunStatus.SUCCEEDED).update(
+        status=RunStatus.FAILED, error=error[:10000], finished_at=timezone.now()
+    )
+
+
+def _mark_running(run_id: int) -> None:
+    AggregationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.RUNNING, started_at=timezone.now()
+    )
+
+
+def _finite(x) -> float | None:
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
+
+
+def _agreement(judgments: pd.DataFrame, *, categories: list[str]) -> dict:
+    if judgments.empty:
+        return agreement_summary(np.zeros((0, len(categories))))
+    counts = pd.crosstab(judgments["task"], judgments["label"]).reindex(columns=categories, fill_value=0)
+    return agreement_summary(counts.to_numpy(dtype=float))
+
+
+def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
+    """Fit one batch and return every row to write (no writes here)."""
+    t0 = time.perf_counter()
+    items = selectors.batch_items_frame(batch_id=batch_id)
+    frame = selectors.batch_judgments_frame(batch_id=batch_id)
+    t_read = time.perf_counter()
+
+    fit = fit_batch(frame, n_iter=run_settings["ds_n_iter"], tol=run_settings["ds_tol"])
+    t_fit = time.perf_counter()
+
+    threshold = run_settings["retention_threshold"]
+    items = items.set_index("id", drop=False)
+    items["label"] = fit.labels.reindex(items.index).fillna(NO_LABEL)
+    items["posterior"] = fit.posterior.reindex(items.index).fillna(0.0)
+    items["mv_label"] = fit.mv_labels.reindex(items.index).fillna(NO_LABEL)
+    items["n_judgments"] = fit.n_judgments.reindex(items.index).fillna(0).astype(int)
+    items["retained"] = (
+        (~items["is_gold"]) & (items["label"] == items["answer"]) & (items["posterior"] >= threshold)
+    )
+
+    # Agreement over the benchmark's (non-gold) items, per batch and per task × domain.
+    benchmark = items[~items["is_gold"]]
+    usable = frame[frame["task"].isin(benchmark.index)]
+    batch_agreement = _agreement(usable, categories=selectors.categories_for(variants=benchmark["variant"]))
+    by_group = {}
+    task_of = benchmark["task"].to_dict()
+    domain_of = benchmark["domain"].to_dict()
+    keyed = usable.assign(group=usable["task"].map(lambda t: f"{task_of[t]}:{domain_of[t]}"))
+    for (task, domain), group_items in benchmark.groupby(["task", "domain"], sort=True):
+        key = f"{task}:{domain}"
+        group_judgments = keyed[keyed["group"] == key]
+        by_group[key] = {
+            "items": int(len(group_items)),
+            "judgments": int(len(group_judgments)),
+            "retained": int(group_items["retained"].sum()),
+            "retention": float(group_items["retained"].mean()),
+            **_agreement(group_judgments, categories=selectors.categories_for(variants=group_items["variant"])),
+        }
+
+    # Workers: DS confusion and accuracy; gold accuracy against the answer key.
+    accuracy = fit.worker_accuracy()
+    confusion = fit.worker_confusion()
+    n_by_worker = frame.groupby("worker", sort=True).size()
+    gold = frame[frame["task"].isin(items.index[items["is_gold"]])]
+    gold = gold.assign(correct=gold["label"].to_numpy() == items.loc[gold["task"], "answer"].to_numpy())
+    gold_n = gold.groupby("worker").size()
+    gold_acc = gold.groupby("worker")["correct"].mean()
+    workers = [
+        {
+            "verifier_id": int(w),
+            "accuracy": float(accuracy.get(w, 0.0)),
+            "confusion": confusion.get(w, {}),
+            "n_judgments": int(n_by_worker[w]),
+            "gold_judgments": int(gold_n.get(w, 0)),
+            "gold_accuracy": _finite(gold_acc.get(w)) if w in gold_acc.index else None,
+        }
+        for w in n_by_worker.index
+    ]
+    t_stats = time.perf_counter()
+
+    return {
+        "items": items,
+        "workers": workers,
+        "batch": {
+            "items": int(len(benchmark)),
+            "judgments": int(len(frame)),
+            "retained": int(benchmark["retained"].sum()),
+            "gold_items": int(items["is_gold"].sum()),
+            "workers": len(workers),
+            "ac1": batch_agreement["ac1"],
+            "ac1_se": batch_agreement["ac1_se"],
+            "ac1_ci_low": batch_agreement["ac1_ci"][0] if batch_agreement["ac1_ci"] else None,
+            "ac1_ci_high": batch_agreement["ac1_ci"][1] if batch_agreement["ac1_ci"] else None,
+            "kappa": batch_agreement["kappa"],
+            "alpha": batch_agreement["alpha"],
+            "by_group": by_group,
+            "details": {
+                "ds_iterations": fit.iterations,
+                "categories": selectors.categories_for(variants=benchmark["variant"]),
+                "pa": batch_agreement["pa"],
+                "ds_mv_agreement": float((items["label"] == items["mv_label"])[items["n_judgments"] > 0].mean())
+                if (items["n_judgments"] > 0).any()
+                else None,
+                "priors": {str(k): float(v) for k, v in fit.priors.items()},
+            },
+        },
+        "timings": {"read": t_read - t0, "fit": t_fit - t_read, "stats": t_stats - t_fit},
+    }
+
+
+def batch_aggregate(*, run_id: int, batch_id: int) -> dict:
+    """Aggregate one batch of a run and write its results in one transaction. Safe to run twice."""
+    run = AggregationRun.objects.get(pk=run_id)
+    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+        return {"batch_id": batch_id, "skipped": run.status}
+    if BatchResult.objects.filter(run_id=run_id, batch_id=batch_id).exists():
+        return {"batch_id": batch_id, "skipped": "done"}
+    _mark_running(run_id)
+    computed = batch_compute(batch_id=batch_id, run_settings=run.settings)
+    t_write = time.perf_counter()
+    items = computed["items"]
+    with transaction.atomic():
+        run = AggregationRun.objects.select_for_update().get(pk=run_id)  # the only lock taken: the run row
+        if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+            return {"batch_id": batch_id, "skipped": run.status}
+        if BatchResult.objects.filter(run_id=run_id, batch_id=batch_id).exists():
+            return {"batch_id": batch_id, "skipped": "done"}
+        ItemResult.objects.bulk_create(
+            [
+                ItemResult(
+                    run_id=run_id,
+                    item_id=item_pk,
+                    batch_id=batch_id,
+                    label=label,
+                    posterior=float(posterior),
+                    mv_label=mv_label,
+                    n_judgments=int(n),
+                    retained=bool(retained),
+                )
+                for item_pk, label, posterior, mv_label, n, retained in zip(
+                    items["id"].tolist(),
+                    items["label"].tolist(),
+                    items["posterior"].tolist(),
+                    items["mv_label"].tolist(),
+                    items["n_judgments"].tolist(),
+                    items["retained"].tolist(),
+                )
+            ],
+            batch_size=5000,
+        )
+        WorkerResult.objects.bulk_create(
+            [WorkerResult(run_id=run_id, batch_id=batch_id, **w) for w in computed["workers"]], batch_size=5000
+        )
+        timings = {**computed["timings"], "write": time.perf_counter() - t_write}
+        BatchResult.objects.create(run_id=run_id, batch_id=batch_id, timings=timings, **computed["batch"])
+        AggregationRun.objects.filter(pk=run_id).update(batches_done=F("batches_done") + 1)
+        run.refresh_from_db(fields=["batches_done", "batches_total"])
+        AggregationRun.objects.filter(pk=run_id).update(progress=run.batches_done / max(run.batches_total, 1))
+    return {"batch_id": batch_id, "items": computed["batch"]["items"], "retained": computed["batch"]["retained"]}
+
+
+def aggregation_run_finish(*, run_id: int) -> AggregationRun:
+    """Make the run current for its batches: SUCCEEDED with its summary, counts and timings."""
+    with transaction.atomic():
+        run = AggregationRun.objects.select_for_update().get(pk=run_id)
+        if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+            return run
+        results = list(run.batch_results.all())
+        if len(results) != run.batches_total:
+            raise AggregationError(f"run {run_id}: {len(results)} of {run.batches_total} batches written")
+        now = timezone.now()
+        started = run.started_at or run.created_at
+        stage_sums: dict[str, float] = {}
+        for r in results:
+            for stage, seconds in r.timings.items():
+                stage_sums[stage] = stage_sums.get(stage, 0.0) + seconds
+        run.status = RunStatus.SUCCEEDED
+        run.finished_at = now
+        run.started_at = started
+        run.progress = 1.0
+        run.counts = {
+            "batches": len(results),
+            "items": sum(r.items for r in results),
+            "gold_items": sum(r.gold_items for r in results),
+            "judgments": sum(r.judgments for r in results),
+            "retained": sum(r.retained for r in results),
+            "item_results": ItemResult.objects.filter(run_id=run_id).count(),
+            "worker_results": WorkerResult.objects.filter(run_id=run_id).count(),
+        }
+        run.timings = {"wall_seconds": (now - started).total_seconds(), **{f"{k}_seconds": v for k, v in stage_sums.items()}}
+        run.save(update_fields=["status", "finished_at", "started_at", "progress", "counts", "timings"])
+        run.summary = selectors.run_summary(run=run)
+        run.save(update_fields=["summary"])
+    return run
+
+
+def aggregation_run_execute(*, run_id: int) -> AggregationRun:
+    """Run every batch of a run in this process, then finish it (`aggregate --sync`)."""
+    run = AggregationRun.objects.get(pk=run_id)
+    try:
+        for batch_id in run.batches.order_by("pk").values_list("pk", flat=True):
+            batch_aggregate(run_id=run_id, batch_id=batch_id)
+        return aggregation_run_finish(run_id=run_id)
+    except Exception as exc:
+        aggregation_run_fail(run_id=run_id, error=repr(exc))
+        raise
+
+
+def batch_maybe_aggregate(*, batch_id: int) -> AggregationRun | None:
+    """Start an automatic run when a batch holds all its judgments (call it on commit).
+
+    Does nothing if the batch is incomplete or a run on exactly these judgments exists
+    (pending, running or succeeded). Never raises for Redis being down: the run is then
+    recorded as FAILED with the reason (and the next call tries again).
+    """
+    try:
+        with transaction.atomic():
+            batch = Batch.objects.select_for_update().get(pk=batch_id)  # serialises concurrent calls
+            if not selectors.batch_is_complete(batch_id=batch_id, overlap=batch.overlap):
+                return None
+            fingerprint = selectors.batches_input_fingerprint(batch_ids=[batch_id])
+            if (
+                AggregationRun.objects.filter(batches=batch_id, input_fingerprint=fingerprint)
+                .exclude(status=RunStatus.FAILED)
+                .exists()
+            ):
+                return None
+            return aggregation_run_create(batch_ids=[batch_id], trigger="auto", fingerprint=fingerprint)
+    except _broker_errors():  # pragma: no cover - dispatch already catches these
+        logger.exception("automatic aggregation of batch %s not started", batch_id)
+        return None
+
+
+# --- import of outside judgments (spec §3: judgments.csv) ------------------------------
+
+IMPORT_LABELS = ("A", "B", "C", "D", "NONE", "MULTIPLE")
+IMPORT_CHUNK = 5000
+
+
+class JudgmentImportError(Exception):
+    """Bad input: `errors` holds one `file:line: field: reason` string per problem."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("\n".join(errors))
+
+
+def judgments_import(*, path, max_errors: int = 50) -> dict:
+    """Import `item_id,worker,label` rows: all or nothing, idempotent on item × worker.
+
+    Unknown workers become verifiers with an unusable password; labels are in the item's
+    original letters (A–D, NONE, MULTIPLE; NOTA for counterfactual items, where it is shown).
+    A row whose item × worker already has a judgment with the same label is skipped; with a
+    different label it is an error (the stored judgment is never silently replaced).
+    """
+    import csv
+    from pathlib import Path
+
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.validators import UnicodeUsernameValidator
+    from django.core.exceptions import ValidationError
+
+    from accounts.models import Role
+    from annotation.models import Item, Variant
+    from verification.models import Judgment
+
+    path = Path(path)
+    name = str(path)
+    errors: list[str] = []
+
+    def error(line: int, field: str, reason: str) -> None:
+        if len(errors) < max_errors:
+            errors.append(f"{name}:{line}: {field}: {reason}")
+
+    try:
+        handle = path.open(newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise JudgmentImportError([f"{name}:0: file: {exc.strerror or exc}"]) from exc
+    with handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            raise JudgmentImportError([f"{name}:1: header: empty file, expected item_id,worker,label"])
+        header = [h.strip() for h in header]
+        missing = [c for c in ("item_id", "worker", "label") if c not in header]
+        if missing:
+            raise JudgmentImportError([f"{name}:1: header: missing column(s) {', '.join(missing)}"])
+        col = {c: header.index(c) for c in ("item_id", "worker", "label")}
+        rows = []
+        for line, record in enumerate(reader, start=2):
+            if not record or all(not v.strip() for v in record):
+                continue
+            if len(record) != len(header):
+                error(line, "row", f"expected {len(header)} fields, got {len(record)}")
+                continue
+            rows.append((line, record[col["item_id"]].strip(), record[col["worker"]].strip(), record[col["label"]].strip()))
+
+    items = {
+        item_id: (pk, batch_id, variant)
+        for item_id, pk, batch_id, variant in Item.objects.filter(item_id__in={r[1] for r in rows}).values_list(
+            "item_id", "id", "batch_id", "variant"
+        )
+    }
+    validate_username = UnicodeUsernameValidator()
+    seen: dict[tuple[str, str], tuple[int, str]] = {}
+    valid = []
+    for line, item_id, worker, label in rows:
+        ok = True
+        item_ok = bool(item_id) and item_id in items
+        if not item_id:
+            error(line, "item_id", "empty")
+            ok = False
+        elif item_id not in items:
+            error(line, "item_id", f"unknown item {item_id!r}")
+            ok = False
+        elif items[item_id][1] is None:
+            error(line, "item_id", f"item {item_id!r} is in no batch")
+            ok = False
+        if not worker:
+            error(line, "worker", "empty")
+            ok = False
+        else:
+            try:
+                validate_username(worker)
+                if len(worker) > 150:
+                    raise ValidationError("too long")
+            except ValidationError:
+                error(line, "worker", f"{worker!r} is not a valid username (letters, digits and @.+-_, at most 150)")
+                ok = False
+        allowed = IMPORT_LABELS + (("NOTA",) if item_ok and items[item_id][2] == Variant.COUNTERFACTUAL else ())
+        if label not in allowed:
+            error(line, "label", f"{label!r} is not one of {', '.join(allowed)}")
+            ok = False
+        if not ok:
+            continue
+        key = (item_id, worker)
+        if key in seen:
+            first_line, first_label = seen[key]
+            if first_label != label:
+                error(line, "label", f"{worker} judged {item_id} as {first_label} on line {first_line}")
+            continue
+        seen[key] = (line, label)
+        valid.append((line, item_id, worker, label))
+    if errors:
+        raise JudgmentImportError(errors)
+
+    with transaction.atomic():
+        usernames = sorted({w for _, _, w, _ in valid})
+        users = dict(User.objects.filter(username__in=usernames).values_list("username", "id"))
+        new_users = [
+            User(username=u, role=Role.VERIFIER, password=make_password(None)) for u in usernames if u not in users
+        ]
+        User.objects.bulk_create(new_users, batch_size=IMPORT_CHUNK)
+        users = dict(User.objects.filter(username__in=usernames).values_list("username", "id"))
+
+        item_pks = sorted({items[i][0] for _, i, _, _ in valid})
+        existing: dict[tuple[int, int], str] = {}
+        for start in range(0, len(item_pks), IMPORT_CHUNK):
+            chunk = item_pks[start : start + IMPORT_CHUNK]
+            for item_pk, verifier_pk, label in Judgment.objects.filter(item_id__in=chunk).values_list(
+                "item_id", "verifier_id", "label"
+            ):
+                existing[(item_pk, verifier_pk)] = label
+        to_create, unchanged = [], 0
+        for line, item_id, worker, label in valid:
+            item_pk, batch_id, _ = items[item_id]
+            key = (item_pk, users[worker])
+            if key in existing:
+                if existing[key] != label:
+                    error(line, "label", f"{worker} already judged {item_id} as {existing[key]}")
+                unchanged += 1
+                continue
+            to_create.append(
+                Judgment(item_id=item_pk, verifier_id=users[worker], batch_id=batch_id, label=label, displayed_label=label, source="import")
+            )
+        if errors:
+            raise JudgmentImportError(errors)  # rolls the new users back too
+        Judgment.objects.bulk_create(to_create, batch_size=IMPORT_CHUNK)
+    return {
+        "file": name,
+        "rows": len(rows),
+        "created": len(to_create),
+        "unchanged": unchanged,
+        "users_created": len(new_users),
+        "batches": len({items[i][1] for _, i, _, _ in valid}),
+    }

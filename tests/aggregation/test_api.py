@@ -1,0 +1,67 @@
+"""Staff-only aggregation API: start a run, read its status and progress."""
+import pytest
+from rest_framework.test import APIClient
+
+from aggregation import services
+from aggregation.models import AggregationRun, RunStatus
+from tests.factories import BatchFactory, ItemFactory
+
+from .synthetic import ensure_domains
+
+
+@pytest.fixture
+def client():
+    return APIClient()
+
+
+def test_only_staff(client, verifier, db):
+    assert client.post("/api/v1/aggregation-runs/", {}, format="json").status_code in (401, 403)
+    client.force_authenticate(verifier)
+    assert client.post("/api/v1/aggregation-runs/", {}, format="json").status_code == 403
+    run = AggregationRun.objects.create()
+    assert client.get(f"/api/v1/aggregation-runs/{run.pk}/").status_code == 403
+
+
+def test_staff_starts_run_and_reads_status(client, staff, monkeypatch, django_capture_on_commit_callbacks):
+    item = ItemFactory(batch=BatchFactory(name="b-api"))
+    queued = []
+    monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: queued.append(run_id) or True)
+    client.force_authenticate(staff)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/aggregation-runs/", {"batches": ["b-api"]}, format="json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["status"] == "pending" and body["batches"] == ["b-api"] and body["started_by"] == staff.username
+    assert queued == [body["id"]]
+    # when the run progresses, the status endpoint shows it
+    services.batch_aggregate(run_id=body["id"], batch_id=item.batch_id)
+    status = client.get(f"/api/v1/aggregation-runs/{body['id']}/").json()
+    assert status["status"] == RunStatus.RUNNING and status["progress"] == 1.0 and status["batches_done"] == 1
+    services.aggregation_run_finish(run_id=body["id"])
+    status = client.get(f"/api/v1/aggregation-runs/{body['id']}/").json()
+    assert status["status"] == "succeeded" and status["summary"]["totals"]["items"] == 1
+    assert [r["id"] for r in client.get("/api/v1/aggregation-runs/").json()] == [body["id"]]
+
+
+def test_bad_requests(client, staff):
+    client.force_authenticate(staff)
+    r = client.post("/api/v1/aggregation-runs/", {"batches": ["nope"]}, format="json")
+    assert r.status_code == 400 and "unknown batch" in str(r.json())
+    r = client.post("/api/v1/aggregation-runs/", {}, format="json")
+    assert r.status_code == 400 and "no batch has items" in str(r.json())
+    assert client.get("/api/v1/aggregation-runs/999999/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)  # real commits: the dispatch runs inside the request
+def test_broker_down_gives_503(client, staff, monkeypatch):
+    ensure_domains()
+    ItemFactory(batch=BatchFactory(name="b-down"))
+
+    def down(*, run_id):
+        services.aggregation_run_fail(run_id=run_id, error="not queued, broker unavailable")
+        return False
+
+    monkeypatch.setattr(services, "aggregation_run_dispatch", down)
+    client.force_authenticate(staff)
+    r = client.post("/api/v1/aggregation-runs/", {"all": True}, format="json")
+    assert r.status_code == 503 and r.json()["status"] == "failed"
