@@ -12,9 +12,10 @@ import schemathesis
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
-TOTAL_BUDGET = 240  # examples per role, shared among the operations
+TOTAL_BUDGET = 120  # examples per role, shared among the operations
 
 
 @pytest.fixture
@@ -39,8 +40,8 @@ def _operations(app):
     return ops
 
 
-def _fuzz(app, token: str) -> tuple[int, int, list[str]]:
-    ops = _operations(app)
+def _fuzz(app, token: str, only: str | None = None) -> tuple[int, int, list[str]]:
+    ops = [op for op in _operations(app) if only is None or op.path == only]
     per_op = max(3, min(20, TOTAL_BUDGET // max(1, 2 * len(ops))))
     failures: list[str] = []
     sent = 0
@@ -62,6 +63,8 @@ def _fuzz(app, token: str) -> tuple[int, int, list[str]]:
 
             try:
                 run()
+            except Unsatisfiable:
+                pass  # nothing invalid to send (e.g. no parameters at all in negative mode)
             except Exception as exc:  # a generation problem must not hide the 500s found so far
                 failures.append(f"{op.method.upper()} {op.path}: {type(exc).__name__}: {exc}"[:500])
     return len(ops), sent, failures
@@ -83,5 +86,5 @@ def test_the_fuzzer_finds_a_planted_server_error(world, wsgi_app):
     from rest_framework.authtoken.models import Token
 
     token = Token.objects.create(user=world["staff"]).key
-    n_ops, sent, failures = _fuzz(wsgi_app, token)
+    n_ops, sent, failures = _fuzz(wsgi_app, token, only="/api/v1/fragile/")
     assert any("/api/v1/fragile/" in f and "-> 500" in f for f in failures), failures

@@ -19,7 +19,7 @@ from django.urls.resolvers import RegexPattern, RoutePattern
 
 STAFF_ONLY = re.compile(
     r"^/(admin|dashboard|staff)/|release|export|aggregat|/runs?/|leaderboard|scor|review|exclude|"
-    r"/batches/[^/]+/(pause|close|open|assign)|people|pools?/",
+    r"/batches/[^/]+/(pause|close|open|assign|status)|people|pools?/|gold",
     re.I,
 )
 # What anonymous visitors may see (200): the login page, the OpenAPI schema and its docs
