@@ -33,24 +33,6 @@ def batch_reopen(*, batch: Batch, by: User) -> Batch:
         return verification.batch_open(name=batch.name)[0]
     except verification.VerificationError as exc:
         raise ActionError(exc.message) from exc
-    theirs = _provided("verification.services", "batch_pause")
-    if theirs:
-        return _call(theirs, batch=batch, name=batch.name, by=by, user=by, actor=by) or batch
-    return _batch_set_status(batch_id=batch.id, status=BatchStatus.PAUSED)
-
-
-def batch_close(*, batch: Batch, by: User) -> Batch:
-    theirs = _provided("verification.services", "batch_close")
-    if theirs:
-        return _call(theirs, batch=batch, name=batch.name, by=by, user=by, actor=by) or batch
-    return _batch_set_status(batch_id=batch.id, status=BatchStatus.CLOSED)
-
-
-def batch_reopen(*, batch: Batch, by: User) -> Batch:
-    theirs = _provided("verification.services", "batch_resume") or _provided("verification.services", "batch_reopen")
-    if theirs:
-        return _call(theirs, batch=batch, name=batch.name, by=by, user=by, actor=by) or batch
-    return _batch_set_status(batch_id=batch.id, status=BatchStatus.OPEN)
 
 
 def verifier_exclude(*, verifier: User, reason: str, by: User, excluded: bool = True) -> User:

@@ -102,6 +102,3 @@ def test_crowd_worker_stats(world, django_assert_num_queries):
                                 "to_rework": 0}
     assert crowd["crowd-2"]["written"] == 6 and crowd["crowd-2"]["sent_back"] == 1 and crowd["crowd-2"]["accepted"] == 0
     assert crowd["crowd-3"]["written"] == 0
-def test_crowd_workers_listed_from_the_references_app(db):
-    # The references workflow (issue 4) provides reference_counts_by_worker(); with no crowd worker the table is empty.
-    assert selectors.crowd_worker_stats() == []

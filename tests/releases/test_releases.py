@@ -110,7 +110,6 @@ def test_make_release_json(world, release_root, capsys):
     jsonl = result["files"]["items.jsonl"]
     assert jsonl["path"] == str(release_root / "2026.1" / "items.jsonl")
     assert jsonl["sha256"] == hashlib.sha256(open(jsonl["path"], "rb").read()).hexdigest()
-    # references.jsonl: the accepted crowd references (issue 4's references_export_rows), empty here.
     assert set(result["files"]) == {"items.jsonl", "items.csv", "items.parquet", "references.jsonl", "manifest.json"}
     with pytest.raises(CommandError, match="--version"):
         call_command("make_release", "--version", "2026.1")
