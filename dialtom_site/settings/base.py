@@ -175,9 +175,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ReleaseStatusEnum": "releases.models.ReleaseStatus",
         "AggregationRunStatusEnum": "aggregation.models.RunStatus",
+        "BatchStatusEnum": "annotation.models.BatchStatus",
     },
-    # Several models have a `status` with different choices: name them so the schema has no collision.
-    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "aggregation.models.RunStatus", "BatchStatusEnum": "annotation.models.BatchStatus"},
 }
 
 # --- Domain settings -------------------------------------------------------------------
