@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from .models import Pool, User
+from .services import verifier_exclusion_set
 
 
 @admin.register(User)
@@ -9,6 +10,19 @@ class UserAdmin(BaseUserAdmin):
     list_display = ["username", "email", "role", "is_staff", "excluded_from_aggregation", "is_active"]
     list_filter = ["role", "is_staff", "excluded_from_aggregation", "is_active"]
     fieldsets = BaseUserAdmin.fieldsets + (("DialToM", {"fields": ["role", "excluded_from_aggregation", "exclusion_reason"]}),)
+    actions = ["exclude_from_aggregation", "include_in_aggregation"]
+
+    @admin.action(description="Exclude from aggregation (judgments kept, not used)")
+    def exclude_from_aggregation(self, request, queryset):
+        for user in queryset:
+            verifier_exclusion_set(user=user, excluded=True, reason=f"excluded by {request.user.username}")
+        self.message_user(request, f"{queryset.count()} excluded from aggregation")
+
+    @admin.action(description="Include in aggregation again")
+    def include_in_aggregation(self, request, queryset):
+        for user in queryset:
+            verifier_exclusion_set(user=user, excluded=False)
+        self.message_user(request, f"{queryset.count()} included in aggregation")
 
 
 @admin.register(Pool)

@@ -1,8 +1,61 @@
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from . import services
+from .models import Role
+
+
+def client_ip(request) -> str:
+    # Behind a proxy, configure it to set REMOTE_ADDR (e.g. gunicorn --forwarded-allow-ips).
+    return request.META.get("REMOTE_ADDR", "")
 
 
 @login_required
 def home(request):
     """Each person lands on the work their role gives them."""
+    user = request.user
+    if user.is_project_staff:
+        return redirect("/dashboard/")
+    if user.role == Role.VERIFIER:
+        return redirect("verification:batches")
+    if user.role == Role.CROWD_WORKER:
+        return redirect("/annotate/")
     return render(request, "home.html")
+
+
+class ThrottledLoginView(auth_views.LoginView):
+    """Django's login, refusing a username+IP after DIALTOM_LOGIN_MAX_FAILURES failures in the window."""
+
+    def post(self, request, *args, **kwargs):
+        username = request.POST.get("username", "")
+        if services.login_is_throttled(username=username, ip=client_ip(request)):
+            form = self.get_form()
+            form.errors.clear()
+            form.add_error(None, "Too many failed attempts. Please wait a few minutes and try again.")
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        services.login_failure_record(username=self.request.POST.get("username", ""), ip=client_ip(self.request))
+        return super().form_invalid(form)
+
+    def form_valid(self, form):
+        services.login_failures_clear(username=form.get_user().get_username(), ip=client_ip(self.request))
+        return super().form_valid(form)
+
+
+@require_http_methods(["GET", "POST"])
+def link_login(request, token):
+    """A one-time login link: GET asks to confirm (link scanners do not spend it), POST logs in."""
+    user = services.login_link_user(token=token)
+    if user is None:
+        return render(request, "accounts/link_login.html", {"invalid": True}, status=400)
+    if request.method == "POST":
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.username}. Set a password in your profile or ask staff for a new link next time.")
+        return redirect("home")
+    return render(request, "accounts/link_login.html", {"person": user})

@@ -398,6 +398,25 @@ class JudgmentImportError(Exception):
         super().__init__("\n".join(errors))
 
 
+def _csv_guarded(reader, *, name: str):
+    """The rows of a csv.reader; a file that is not CSV text (bytes that are not UTF-8, NUL
+    bytes, a field over the csv module's limit) becomes a clean file:line error."""
+    import csv
+
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:
+            raise JudgmentImportError(
+                [f"{name}:{reader.line_num + 1}: file: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})"]
+            ) from None
+        except csv.Error as exc:
+            raise JudgmentImportError([f"{name}:{reader.line_num}: file: not a valid CSV ({exc})"]) from None
+        yield row
+
+
 def judgments_import(*, path, max_errors: int = 50) -> dict:
     """Import `item_id,worker,label` rows: all or nothing, idempotent on item × worker.
 
@@ -430,7 +449,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
     except OSError as exc:
         raise JudgmentImportError([f"{name}:0: file: {exc.strerror or exc}"]) from exc
     with handle:
-        reader = csv.reader(handle)
+        reader = _csv_guarded(csv.reader(handle), name=name)
         header = next(reader, None)
         if header is None:
             raise JudgmentImportError([f"{name}:1: header: empty file, expected item_id,worker,label"])

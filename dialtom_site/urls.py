@@ -7,10 +7,17 @@ from accounts import views as account_views
 
 urlpatterns = [
     path("", account_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", account_views.ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("", include("accounts.urls")),
+    path("", include("verification.urls")),
     path("api/v1/", include("aggregation.urls")),
+    path("dashboard/", include("dashboard.urls")),
+    path("api/v1/releases/", include("releases.urls")),
+    path("", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("annotate/", include("annotation.reference_urls")),
+    path("api/v1/", include("annotation.reference_api")),
 ]

@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.models import Batch, Item
+
 
 class Label(models.TextChoices):
     A = "A", "A"
@@ -34,6 +36,7 @@ class Claim(models.Model):
     display_order = models.CharField(max_length=5, help_text="original letters in the order shown, e.g. CADB")
     claimed_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
+    is_gold = models.BooleanField(default=False, help_text="served as an attention check")
 
     class Meta:
         ordering = ["claimed_at"]
@@ -73,3 +76,45 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verifier_id} → {self.item_id}: {self.label}"
+
+
+class QueueSlot(models.Model):
+    """The queue row of one item: how many verifiers hold or have answered it, out of `needed`.
+
+    `item_claim_next` locks these rows with `FOR UPDATE SKIP LOCKED`; because the count
+    lives on the locked row, PostgreSQL re-checks `taken < needed` against the newest
+    version after the lock, so concurrent verifiers can never push an item past k. The
+    check constraint is the last line of defence.
+    """
+
+    item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, primary_key=True, related_name="queue_slot")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="queue_slots")
+    needed = models.PositiveSmallIntegerField(help_text="judgments needed (the batch's overlap k; unbounded for gold)")
+    taken = models.PositiveSmallIntegerField(default=0, help_text="active claims + answered claims/judgments")
+    is_gold = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["batch", "item"]
+        constraints = [
+            models.CheckConstraint(condition=Q(taken__lte=models.F("needed")), name="queue_slot_taken_within_needed"),
+        ]
+        indexes = [models.Index(fields=["batch", "is_gold", "item"], condition=Q(taken__lt=models.F("needed")), name="queue_slot_open")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}: {self.taken}/{self.needed}"
+
+
+class BatchQueue(Batch):
+    """The admin's view of a batch as a queue (pause / close / reopen, pools)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "batch queue"
+
+
+class AuditItem(Item):
+    """The admin's view of items for the audit (mark / unmark gold)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "audit item"

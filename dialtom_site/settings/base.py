@@ -54,6 +54,9 @@ INSTALLED_APPS = [
     "annotation",
     "verification",
     "aggregation",
+    "dashboard",
+    "releases",
+    "scoring",
 ]
 
 MIDDLEWARE = [
@@ -168,6 +171,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a `status`: name each choice set after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "ReleaseStatusEnum": "releases.models.ReleaseStatus",
+        "AggregationRunStatusEnum": "aggregation.models.RunStatus",
+        "BatchStatusEnum": "annotation.models.BatchStatus",
+    },
 }
 
 # --- Domain settings -------------------------------------------------------------------
@@ -185,6 +194,11 @@ DIALTOM_RETENTION_THRESHOLD = float(env("DIALTOM_RETENTION_THRESHOLD", "0.5"))
 # Dawid–Skene (crowd-kit) EM settings, recorded on every aggregation run.
 DIALTOM_DS_N_ITER = int(env("DIALTOM_DS_N_ITER", "100"))
 DIALTOM_DS_TOL = float(env("DIALTOM_DS_TOL", "1e-5"))
+# Dashboard: flag batches whose AC1 is below this; verifier outliers (median seconds per item
+# under FAST_SECONDS, or one letter above LETTER_BIAS of their A–D answers, from 20 judgments on).
+DIALTOM_AC1_FLAG_THRESHOLD = float(env("DIALTOM_AC1_FLAG_THRESHOLD", "0.6"))
+DIALTOM_FAST_SECONDS = float(env("DIALTOM_FAST_SECONDS", "5"))
+DIALTOM_LETTER_BIAS = float(env("DIALTOM_LETTER_BIAS", "0.6"))
 # Login throttling: failures per username+IP within the window before refusing.
 DIALTOM_LOGIN_MAX_FAILURES = int(env("DIALTOM_LOGIN_MAX_FAILURES", "5"))
 DIALTOM_LOGIN_WINDOW_SECONDS = int(env("DIALTOM_LOGIN_WINDOW_SECONDS", "900"))
@@ -194,4 +208,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    # In-process (eager) tasks would log every call at INFO: keep the demo's console readable.
+    "loggers": {"celery.app.trace": {"level": env("CELERY_TRACE_LOG_LEVEL", "WARNING")}},
 }

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import api, views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("accounts/link/<str:token>/", views.link_login, name="link-login"),
+    path("api/v1/people/<str:username>/exclusion/", api.ExclusionView.as_view(), name="api-exclusion"),
+]

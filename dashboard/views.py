@@ -1,0 +1,208 @@
+"""Staff dashboard: one page of live fragments (htmx, every 10 s), CSV of every table, actions."""
+import csv
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.models import User
+from annotation.models import Batch
+from releases import selectors as release_selectors
+from releases import services as release_services
+
+from . import actions, selectors
+
+SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
+
+
+def staff_required(view):
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_project_staff:
+            raise PermissionDenied("The dashboard is for project staff.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def section_context(name: str) -> dict:
+    if name == "progress":
+        return {"progress": selectors.progress_by_batch(), "throughput": selectors.throughput_by_day()}
+    if name == "agreement":
+        return {"agreement": selectors.agreement_overview()}
+    if name == "retention":
+        return {"retention": selectors.retention_overview()}
+    if name == "people":
+        return {"verifiers": selectors.verifier_stats(), "crowd": selectors.crowd_worker_stats()}
+    if name == "run":
+        return {"run": selectors.latest_aggregation_run()}
+    if name == "releases":
+        return {"releases": list(release_selectors.releases_list()[:10])}
+    raise Http404(name)
+
+
+@staff_required
+def index(request):
+    context = {}
+    for name in SECTIONS:
+        context.update(section_context(name))
+    return render(request, "dashboard/index.html", context)
+
+
+@staff_required
+def fragment(request, name: str):
+    if name not in SECTIONS:
+        raise Http404(name)
+    return render(request, f"dashboard/index.html#{name}", section_context(name))
+
+
+def _pct(value):
+    return "" if value is None else f"{value:.6f}"
+
+
+def _num(value):
+    return "" if value is None else f"{value:.3f}"
+
+
+def csv_tables() -> dict:
+    """name -> (header, rows function): every table of the page as CSV."""
+
+    def progress():
+        p = selectors.progress_by_batch()
+        for b in p["batches"]:
+            yield [b.name, b.status, b.items, b.done, b.needed, b.open, b.in_progress, b.complete, b.aggregated,
+                   _num(b.rate_per_day), b.eta or ""]
+        o = p["overall"]
+        yield [o.name, "", o.items, o.done, p["needed"], o.open, o.in_progress, o.complete, o.aggregated,
+               _num(p["rate_per_day"]), p["eta"] or ""]
+
+    def throughput():
+        for r in selectors.throughput_by_day():
+            yield [r["day"], r["judgments"], r["cumulative"]]
+
+    def agreement():
+        for r in selectors.agreement_overview()["batches"]:
+            yield [r["batch"], r["run"], r["items"], r["judgments"], r["retained"], _pct(r["ac1"]), _pct(r["ac1_ci_low"]),
+                   _pct(r["ac1_ci_high"]), _pct(r["kappa"]), _pct(r["alpha"]), int(r["flagged"])]
+
+    def agreement_groups():
+        for r in selectors.agreement_overview()["groups"]:
+            yield [r["batch"], r["task"], r["domain"], r.get("items") or "", _pct(r.get("ac1")), _pct(r.get("ac1_ci_low")),
+                   _pct(r.get("ac1_ci_high")), _pct(r.get("kappa")), _pct(r.get("alpha")), int(r["flagged"])]
+
+    def retention(key):
+        def rows():
+            for r in selectors.retention_overview()[key]:
+                yield [r["group"], r["retained"], r["total"], _pct(r["rate"])]
+
+        return rows
+
+    def retention_runs():
+        for r in selectors.retention_overview()["runs"]:
+            yield [r["run"], r["finished_at"] or "", r["retained"], r["total"], _pct(r["rate"]), _pct(r["retrospective"]),
+                   _pct(r["prospective"]), _pct(r["change"])]
+
+    def verifiers():
+        for r in selectors.verifier_stats():
+            yield [r["username"], int(r["excluded"]), r["judgments"], r["median_seconds"] if r["median_seconds"] is not None else "",
+                   r["gold_judgments"], _pct(r["gold_accuracy"]), _pct(r["ds_accuracy"]), _pct(r["none_share"]),
+                   _pct(r["multiple_share"]), r["top_letter"], _pct(r["top_letter_share"]), "; ".join(r["outliers"])]
+
+    def crowd():
+        for r in selectors.crowd_worker_stats():
+            yield [r["username"], r["submitted"], r["written"], r["accepted"], r["sent_back"], r["to_rework"]]
+
+    return {
+        "progress": (["batch", "status", "items", "judgments_done", "judgments_needed", "open", "in_progress", "complete",
+                      "aggregated", "judgments_per_day", "eta"], progress),
+        "throughput": (["day", "judgments", "cumulative"], throughput),
+        "agreement": (["batch", "run", "items", "judgments", "retained", "ac1", "ac1_ci_low", "ac1_ci_high", "kappa", "alpha",
+                       "flagged"], agreement),
+        "agreement_groups": (["batch", "task", "domain", "items", "ac1", "ac1_ci_low", "ac1_ci_high", "kappa", "alpha",
+                              "flagged"], agreement_groups),
+        "retention_task": (["task", "retained", "total", "rate"], retention("task")),
+        "retention_domain": (["domain", "retained", "total", "rate"], retention("domain")),
+        "retention_attribute": (["attribute", "retained", "total", "rate"], retention("attribute")),
+        "retention_runs": (["run", "finished_at", "retained", "total", "rate", "retrospective", "prospective", "change"],
+                           retention_runs),
+        "verifiers": (["verifier", "excluded", "judgments", "median_seconds", "gold_judgments", "gold_accuracy", "ds_accuracy",
+                       "none_share", "multiple_share", "top_letter", "top_letter_share", "outliers"], verifiers),
+        "crowd": (["worker", "contexts_submitted", "references_written", "accepted", "sent_back", "to_rework"], crowd),
+    }
+
+
+@staff_required
+def table_csv(request, name: str):
+    tables = csv_tables()
+    if name not in tables:
+        raise Http404(name)
+    header, rows = tables[name]
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="dialtom-{name}.csv"'
+    writer = csv.writer(response, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows())
+    return response
+
+
+def _done(request, section: str):
+    if request.htmx:
+        response = render(request, f"dashboard/index.html#{section}", section_context(section))
+        return response
+    return redirect("dashboard:index")
+
+
+@staff_required
+@require_POST
+def batch_action(request, batch_id: int, action: str):
+    batch = get_object_or_404(Batch, pk=batch_id)
+    handler = {"pause": actions.batch_pause, "close": actions.batch_close, "reopen": actions.batch_reopen}.get(action)
+    if handler is None:
+        raise Http404(action)
+    try:
+        handler(batch=batch, by=request.user)
+        messages.success(request, f"Batch {batch.name}: {action} done.")
+    except actions.ActionError as exc:
+        messages.error(request, str(exc))
+    return _done(request, "progress")
+
+
+@staff_required
+@require_POST
+def verifier_action(request, user_id: int, action: str):
+    person = get_object_or_404(User, pk=user_id)
+    if action not in ("exclude", "include"):
+        raise Http404(action)
+    reason = request.POST.get("reason", "").strip()[:500] or "excluded from the dashboard"
+    actions.verifier_exclude(verifier=person, reason=reason, by=request.user, excluded=action == "exclude")
+    messages.success(request, f"{person.username}: {'excluded from' if action == 'exclude' else 'included in'} aggregation.")
+    return _done(request, "people")
+
+
+@staff_required
+@require_POST
+def aggregation_start(request):
+    try:
+        run = actions.aggregation_start(by=request.user)
+        messages.success(request, f"Aggregation run #{run.pk} started.")
+    except actions.ActionError as exc:
+        messages.error(request, str(exc))
+    return redirect("dashboard:index")
+
+
+@staff_required
+@require_POST
+def release_create(request):
+    try:
+        release = release_services.release_create(
+            version=request.POST.get("version") or None, created_by=request.user, trigger="dashboard"
+        )
+        messages.success(request, f"Release {release.version} is being built.")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    return redirect("dashboard:index")

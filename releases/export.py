@@ -1,0 +1,209 @@
+"""Release rows and their three file formats (JSONL, CSV, Parquet).
+
+One function turns a source row into a release record; JSONL, CSV and Parquet are written
+from those records in one pass, so the three files always carry the same rows in the same
+order (item_id). Nested values (options, context, profile) are JSON in JSONL, and JSON
+strings in CSV and Parquet (spec section 4). Everything is deterministic: the same
+snapshot gives the same bytes.
+"""
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+COLUMNS = (
+    "release",
+    "item_id",
+    "context_id",
+    "domain",
+    "task",
+    "attribute",
+    "variant",
+    "target_speaker",
+    "question",
+    "options",
+    "answer",
+    "context",
+    "profile",
+    "batch",
+    "n_judgments",
+    "ds_posterior",
+    "mv_label",
+    "agreement",
+)
+NESTED = ("options", "context", "profile")
+FILTERS = ("task", "domain", "attribute", "variant")
+FORMATS = {
+    "jsonl": ("items.jsonl", "application/jsonl"),
+    "csv": ("items.csv", "text/csv; charset=utf-8"),
+    "parquet": ("items.parquet", "application/vnd.apache.parquet"),
+}
+PARQUET_SCHEMA = pa.schema(
+    [
+        (name, pa.int64() if name == "n_judgments" else pa.float64() if name in ("ds_posterior", "agreement") else pa.string())
+        for name in COLUMNS
+    ]
+)
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]], agreement: dict[int, float | None]) -> dict:
+    """A release record (ordered like COLUMNS) from a `selectors.release_source_rows` row.
+
+    `context` (the dialogue window, each turn with its domain role) only for retrospective
+    items, `profile` only for prospective ones: the other key is absent, as the spec says.
+    """
+    domain = row["item__context__domain_id"]
+    record = {
+        "release": version,
+        "item_id": row["item__item_id"],
+        "context_id": row["item__context__context_id"],
+        "domain": domain,
+        "task": row["item__task"],
+        "attribute": row["item__attribute"] or None,
+        "variant": row["item__variant"],
+        "target_speaker": row["item__target_speaker"] or None,
+        "question": row["item__question"],
+        "options": list(row["item__options"]),
+        "answer": row["label"],
+    }
+    if row["item__task"] == "retrospective":
+        record["context"] = [
+            {"speaker": t.get("speaker"), "role": roles.get(domain, {}).get(t.get("speaker"), ""), "text": t.get("text", "")}
+            for t in row["item__context__turns"]
+        ]
+    else:
+        record["profile"] = row["item__profile"] or {}
+    ac1 = agreement.get(row["batch_id"])
+    record.update(
+        {
+            "batch": row["batch__name"],
+            "n_judgments": row["n_judgments"],
+            "ds_posterior": round(float(row["posterior"]), 9),
+            "mv_label": row["mv_label"] or None,
+            "agreement": None if ac1 is None else round(float(ac1), 9),
+        }
+    )
+    return record
+
+
+def jsonl_line(record: dict) -> bytes:
+    return (_dumps(record) + "\n").encode("utf-8")
+
+
+def flat_values(record: dict) -> list:
+    """The record as a flat row in COLUMNS order (nested values as JSON strings, absent = None)."""
+    out = []
+    for name in COLUMNS:
+        value = record.get(name)
+        if name in NESTED and value is not None:
+            value = _dumps(value)
+        out.append(value)
+    return out
+
+
+class CsvLines:
+    """Encodes flat rows to CSV bytes, one row at a time (header first)."""
+
+    def __init__(self):
+        self._buffer = io.StringIO()
+        self._writer = csv.writer(self._buffer, lineterminator="\n")
+
+    def line(self, values: Iterable) -> bytes:
+        self._writer.writerow(["" if v is None else v for v in values])
+        text = self._buffer.getvalue()
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        return text.encode("utf-8")
+
+    def header(self) -> bytes:
+        return self.line(COLUMNS)
+
+
+def record_matches(record: dict, filters: dict[str, str]) -> bool:
+    return all((record.get(key) or "") == value for key, value in filters.items())
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class ReleaseWriter:
+    """Writes items.jsonl, items.csv and items.parquet side by side from one stream of records."""
+
+    ROW_GROUP = 10_000
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.rows = 0
+        self._jsonl = open(directory / "items.jsonl", "wb")
+        self._csv_file = open(directory / "items.csv", "wb")
+        self._csv = CsvLines()
+        self._csv_file.write(self._csv.header())
+        self._parquet = pq.ParquetWriter(directory / "items.parquet", PARQUET_SCHEMA, compression="zstd")
+        self._pending: list[list] = []
+
+    def add(self, record: dict) -> None:
+        self._jsonl.write(jsonl_line(record))
+        flat = flat_values(record)
+        self._csv_file.write(self._csv.line(flat))
+        self._pending.append(flat)
+        self.rows += 1
+        if len(self._pending) >= self.ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        columns = list(zip(*self._pending))
+        self._parquet.write_table(pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, PARQUET_SCHEMA)], schema=PARQUET_SCHEMA))
+        self._pending = []
+
+    def close(self) -> None:
+        self._flush()
+        if self.rows == 0:
+            # An empty release still has a valid Parquet file with the schema.
+            self._parquet.write_table(PARQUET_SCHEMA.empty_table())
+        self._parquet.close()
+        self._jsonl.close()
+        self._csv_file.close()
+
+
+def stream_filtered(path: Path, *, fmt: str, filters: dict[str, str], chunk_rows: int = 500) -> Iterator[bytes]:
+    """Streams the rows of a release's items.jsonl that match `filters`, as JSONL or CSV bytes.
+
+    JSONL lines are passed through unchanged, so a filtered download is byte for byte a
+    subset of the full file; CSV rows are encoded exactly as in items.csv.
+    """
+    encoder = CsvLines() if fmt == "csv" else None
+    buffer: list[bytes] = [encoder.header()] if encoder else []
+    with open(path, "rb") as handle:
+        for line in handle:
+            record = json.loads(line)
+            if not record_matches(record, filters):
+                continue
+            buffer.append(encoder.line(flat_values(record)) if encoder else line)
+            if len(buffer) >= chunk_rows:
+                yield b"".join(buffer)
+                buffer = []
+    if buffer:
+        yield b"".join(buffer)
+
+
+def parquet_filtered(path: Path, *, filters: dict[str, str]) -> bytes:
+    table = pq.read_table(path, filters=[(k, "==", v) for k, v in filters.items()] or None, schema=PARQUET_SCHEMA)
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue()

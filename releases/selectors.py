@@ -1,0 +1,120 @@
+"""Reads behind releases: the current aggregation results and the rows of a release.
+
+"Current" results of a batch are those of its latest SUCCEEDED aggregation run that wrote a
+BatchResult for it; a run that failed or is still running never replaces them.
+"""
+from collections.abc import Iterator
+from functools import reduce
+from operator import or_
+
+from django.db.models import Count, Max, Q, QuerySet
+
+from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
+from annotation.models import Domain
+
+from .models import Release, ReleaseStatus
+
+
+def current_batch_runs() -> dict[int, int]:
+    """batch id -> id of the latest succeeded run that aggregated it (one query)."""
+    rows = (
+        BatchResult.objects.filter(run__status=RunStatus.SUCCEEDED)
+        .values("batch_id")
+        .annotate(run_id=Max("run_id"))
+        .order_by("batch_id")
+    )
+    return {row["batch_id"]: row["run_id"] for row in rows}
+
+
+def pairs_q(pairs: dict[int, int], *, prefix: str = "") -> Q:
+    """(run, batch) pairs as a filter: one `run_id = r AND batch_id IN (…)` term per run."""
+    if not pairs:
+        return Q(pk__in=[])
+    by_run: dict[int, list[int]] = {}
+    for batch_id, run_id in sorted(pairs.items()):
+        by_run.setdefault(run_id, []).append(batch_id)
+    return reduce(or_, (Q(**{f"{prefix}run_id": r, f"{prefix}batch_id__in": b}) for r, b in sorted(by_run.items())))
+
+
+def current_item_results(*, pairs: dict[int, int] | None = None) -> QuerySet[ItemResult]:
+    """ItemResults of the current run of every batch (gold items excluded: they are scored, not released)."""
+    pairs = current_batch_runs() if pairs is None else pairs
+    return ItemResult.objects.filter(pairs_q(pairs)).filter(item__is_gold=False)
+
+
+def current_batch_results(*, pairs: dict[int, int] | None = None) -> QuerySet[BatchResult]:
+    pairs = current_batch_runs() if pairs is None else pairs
+    return BatchResult.objects.filter(pairs_q(pairs)).select_related("batch", "run").order_by("batch__name")
+
+
+RELEASE_VALUES = (
+    "item__item_id",
+    "item__context__context_id",
+    "item__context__domain_id",
+    "item__task",
+    "item__attribute",
+    "item__variant",
+    "item__target_speaker",
+    "item__question",
+    "item__options",
+    "item__answer",
+    "item__context__turns",
+    "item__profile",
+    "batch_id",
+    "batch__name",
+    "label",
+    "posterior",
+    "mv_label",
+    "n_judgments",
+)
+
+
+def release_source_rows(*, pairs: dict[int, int], chunk_size: int = 2000) -> Iterator[dict]:
+    """The retained items of the current runs, ordered by item_id, as plain dicts (streamed)."""
+    qs = current_item_results(pairs=pairs).filter(retained=True).order_by("item__item_id").values(*RELEASE_VALUES)
+    return qs.iterator(chunk_size=chunk_size)
+
+
+def domain_roles() -> dict[str, dict[str, str]]:
+    return {d.code: {"initiator": d.initiator_role, "recipient": d.recipient_role} for d in Domain.objects.all()}
+
+
+def retention_counts(*, pairs: dict[int, int]) -> dict[str, dict[str, dict]]:
+    """Retained / total per task, domain, attribute and batch of the current runs (4 queries)."""
+    base = current_item_results(pairs=pairs)
+    out: dict[str, dict[str, dict]] = {}
+    for key, field in (
+        ("task", "item__task"),
+        ("domain", "item__context__domain_id"),
+        ("attribute", "item__attribute"),
+        ("batch", "batch__name"),
+    ):
+        rows = base.values(field).annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True))).order_by(field)
+        out[key] = {
+            (row[field] or "(none)"): {
+                "total": row["total"],
+                "retained": row["retained"],
+                "rate": round(row["retained"] / row["total"], 6) if row["total"] else None,
+            }
+            for row in rows
+        }
+    total = sum(v["total"] for v in out["task"].values())
+    retained = sum(v["retained"] for v in out["task"].values())
+    out["overall"] = {"total": total, "retained": retained, "rate": round(retained / total, 6) if total else None}
+    return out
+
+
+def runs_for(*, run_ids) -> list[AggregationRun]:
+    return list(AggregationRun.objects.filter(id__in=set(run_ids)).order_by("id"))
+
+
+def releases_list() -> QuerySet[Release]:
+    return Release.objects.select_related("created_by").order_by("-created_at", "-id")
+
+
+def release_get(*, version: str) -> Release:
+    return Release.objects.get(version=version)
+
+
+def release_ready_get(*, version: str) -> Release:
+    return Release.objects.get(version=version, status=ReleaseStatus.READY)

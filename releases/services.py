@@ -1,0 +1,187 @@
+"""Writes behind releases: create a release, build its files (in a Celery task)."""
+import json
+import logging
+import re
+import shutil
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import User
+
+from . import export, selectors
+from .models import VERSION_PATTERN, Release, ReleaseStatus
+
+logger = logging.getLogger(__name__)
+
+MANIFEST_FORMAT = 1
+
+
+def release_root() -> Path:
+    return Path(settings.RELEASE_ROOT)
+
+
+def release_next_version() -> str:
+    numbers = [int(v[1:]) for v in Release.objects.filter(version__regex=r"^v[0-9]+$").values_list("version", flat=True)]
+    return f"v{max(numbers, default=0) + 1}"
+
+
+@transaction.atomic
+def release_create(*, version: str | None = None, created_by: User | None = None, trigger: str = "manual", build: bool = True) -> Release:
+    """Records a new release and queues its build (after commit). Versions are never reused."""
+    from .tasks import release_build_task
+
+    version = (version or "").strip() or release_next_version()
+    if not re.match(VERSION_PATTERN, version):
+        raise ValidationError({"version": "use 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit"})
+    if Release.objects.filter(version=version).exists() or (release_root() / version).exists():
+        raise ValidationError({"version": f"release {version} already exists; releases are immutable"})
+    try:
+        with transaction.atomic():
+            release = Release.objects.create(version=version, created_by=created_by, trigger=trigger)
+    except IntegrityError as exc:
+        raise ValidationError({"version": f"release {version} already exists; releases are immutable"}) from exc
+    if build:
+        release_build_task.delay_on_commit(release_id=release.id)
+    return release
+
+
+def _release_claim(release_id: int) -> Release | None:
+    """Moves a pending/failed release to building under a row lock; None if someone else has it."""
+    with transaction.atomic():
+        release = Release.objects.select_for_update().get(pk=release_id)
+        if release.status not in (ReleaseStatus.PENDING, ReleaseStatus.FAILED):
+            return None
+        release.status = ReleaseStatus.BUILDING
+        release.error = ""
+        release.save(update_fields=["status", "error"])
+        return release
+
+
+def release_build(*, release_id: int) -> Release:
+    """Builds the files of a release under RELEASE_ROOT/<version>/; safe to run twice.
+
+    The files are written into a temporary folder that is renamed into place at the end,
+    so a release folder is either complete or absent. A ready release is never rebuilt.
+    """
+    release = _release_claim(release_id)
+    if release is None:
+        return Release.objects.get(pk=release_id)
+    root = release_root()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / release.version
+    tmp = root / f".tmp-{release.version}-{uuid.uuid4().hex[:8]}"
+    try:
+        if final.exists():
+            raise FileExistsError(f"{final} exists already; releases are immutable")
+        tmp.mkdir()
+        manifest = _write_release(release=release, directory=tmp)
+        tmp.rename(final)
+    except Exception as exc:  # noqa: BLE001 - recorded on the release, then re-raised
+        shutil.rmtree(tmp, ignore_errors=True)
+        Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        logger.exception("release %s failed", release.version)
+        raise
+    files = {name: {**meta, "path": str(final / name)} for name, meta in manifest["files"].items()}
+    files["manifest.json"] = {"path": str(final / "manifest.json"), "sha256": export.sha256_file(final / "manifest.json")}
+    Release.objects.filter(pk=release.pk).update(
+        status=ReleaseStatus.READY, finished_at=timezone.now(), n_items=manifest["items"], files=files, manifest=manifest
+    )
+    release.refresh_from_db()
+    return release
+
+
+def _references_rows():
+    """Accepted crowd references ({context_id, worker, attribute, text}), from the references app."""
+    try:
+        from annotation.reference_selectors import references_export_rows  # noqa: PLC0415
+    except ImportError:
+        return None
+    return references_export_rows()
+
+
+def _write_release(*, release: Release, directory: Path) -> dict:
+    pairs = selectors.current_batch_runs()
+    batch_results = list(selectors.current_batch_results(pairs=pairs))
+    agreement = {br.batch_id: br.ac1 for br in batch_results}
+    roles = selectors.domain_roles()
+    counts = {key: Counter() for key in ("task", "domain", "attribute", "variant")}
+
+    writer = export.ReleaseWriter(directory)
+    try:
+        with transaction.atomic():  # one transaction: the server-side cursor sees one snapshot
+            for row in selectors.release_source_rows(pairs=pairs):
+                record = export.release_record(row, version=release.version, roles=roles, agreement=agreement)
+                writer.add(record)
+                for key in counts:
+                    counts[key][record.get(key) or "(none)"] += 1
+    finally:
+        writer.close()
+
+    file_names = ["items.jsonl", "items.csv", "items.parquet"]
+    references = _references_rows()
+    n_references = None
+    if references is not None:
+        n_references = 0
+        with open(directory / "references.jsonl", "wb") as handle:
+            for row in references:
+                handle.write(export.jsonl_line(dict(row)))
+                n_references += 1
+        file_names.append("references.jsonl")
+
+    runs = selectors.runs_for(run_ids=pairs.values())
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "version": release.version,
+        "created_at": timezone.now().isoformat(),
+        "items": writer.rows,
+        "references": n_references,
+        "columns": list(export.COLUMNS),
+        "counts": {key: dict(sorted(counter.items())) for key, counter in counts.items()},
+        "retention": selectors.retention_counts(pairs=pairs),
+        "agreement": [
+            {
+                "batch": br.batch.name,
+                "run": br.run_id,
+                "items": br.items,
+                "judgments": br.judgments,
+                "retained": br.retained,
+                "ac1": br.ac1,
+                "ac1_se": br.ac1_se,
+                "ac1_ci": [br.ac1_ci_low, br.ac1_ci_high],
+                "kappa": br.kappa,
+                "alpha": br.alpha,
+            }
+            for br in batch_results
+        ],
+        "aggregation": {
+            "retention_threshold": settings.DIALTOM_RETENTION_THRESHOLD,
+            "runs": [
+                {
+                    "id": run.id,
+                    "settings": run.settings,
+                    "versions": run.versions,
+                    "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+                    "batches": sorted(br.batch.name for br in batch_results if br.run_id == run.id),
+                }
+                for run in runs
+            ],
+        },
+        "files": {
+            name: {
+                "sha256": export.sha256_file(directory / name),
+                "bytes": (directory / name).stat().st_size,
+                "rows": n_references if name == "references.jsonl" else writer.rows,
+            }
+            for name in file_names
+        },
+    }
+    with open(directory / "manifest.json", "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle, ensure_ascii=False, indent=2, sort_keys=False)
+        handle.write("\n")
+    return manifest

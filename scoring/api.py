@@ -1,0 +1,99 @@
+"""DRF doors: list models, upload predictions, per-model scores, compare two models, baselines."""
+import json
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import selectors, services
+from .models import ModelRun
+from .permissions import ReadsScores
+from .serializers import (
+    BaselineRunSerializer,
+    ComparisonSerializer,
+    ModelRunDetailSerializer,
+    ModelRunSerializer,
+    ModelRunUploadSerializer,
+)
+
+
+class ModelRunListApi(APIView):
+    permission_classes = [ReadsScores]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(responses=ModelRunSerializer(many=True), summary="Scored and pending model runs")
+    def get(self, request):
+        runs = ModelRun.objects.all()
+        return Response(ModelRunSerializer(runs, many=True).data)
+
+    @extend_schema(request=ModelRunUploadSerializer, responses={202: ModelRunSerializer},
+                   summary="Upload a model's predictions (staff); scoring runs as a Celery job")
+    def post(self, request):
+        upload = ModelRunUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        data = upload.validated_data
+        if data.get("file"):
+            try:
+                lines, source = data["file"].read().decode("utf-8").splitlines(), data["file"].name
+            except UnicodeDecodeError as exc:
+                return Response({"errors": [f"{data['file'].name}:0: file: not UTF-8 ({exc.reason})"]}, status=400)
+        else:
+            lines, source = [json.dumps(record) for record in data["predictions"]], "predictions"
+        try:
+            run = services.model_run_create(
+                name=data["name"], model_name=data["model_name"], release=data["release"],
+                description=data["description"], lines=lines, source=source, uploaded_by=request.user,
+            )
+        except services.InputErrors as exc:
+            return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(ModelRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ModelRunDetailApi(APIView):
+    permission_classes = [ReadsScores]
+
+    @extend_schema(responses=ModelRunDetailSerializer, summary="A model run's scores and statistics")
+    def get(self, request, name):
+        return Response(ModelRunDetailSerializer(get_object_or_404(ModelRun, name=name)).data)
+
+
+class ModelRunRescoreApi(APIView):
+    permission_classes = [ReadsScores]
+
+    @extend_schema(request=None, responses={202: ModelRunSerializer}, summary="Queue a new scoring (staff)")
+    def post(self, request, name):
+        run = services.model_run_rescore(run=get_object_or_404(ModelRun, name=name))
+        return Response(ModelRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ModelRunCompareApi(APIView):
+    permission_classes = [ReadsScores]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("a", str, required=True), OpenApiParameter("b", str, required=True)],
+        responses=ComparisonSerializer,
+        summary="McNemar's test of two scored runs on the items both answered",
+    )
+    def get(self, request):
+        names = request.query_params.get("a"), request.query_params.get("b")
+        if not all(names) or names[0] == names[1]:
+            return Response({"errors": ["a, b: two different run names are needed"]}, status=400)
+        runs = {run.name: run for run in ModelRun.objects.filter(name__in=names)}
+        missing = [n for n in names if n not in runs]
+        if missing:
+            return Response({"errors": [f"unknown run {n}" for n in missing]}, status=404)
+        unscored = [n for n in names if runs[n].status != "succeeded"]
+        if unscored:
+            return Response({"errors": [f"run {n} is not scored yet" for n in unscored]}, status=409)
+        return Response(ComparisonSerializer(selectors.runs_compare(run_a=runs[names[0]], run_b=runs[names[1]])).data)
+
+
+class BaselineListApi(APIView):
+    permission_classes = [ReadsScores]
+
+    @extend_schema(responses=BaselineRunSerializer(many=True), summary="Latest human baseline of each pool")
+    def get(self, request):
+        return Response(BaselineRunSerializer(selectors.latest_baselines(), many=True).data)

@@ -1,0 +1,161 @@
+"""Reads: the released labels, a run's outcomes, the leaderboard, comparisons, baselines."""
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+
+from accounts.models import Pool
+from aggregation.models import ItemResult, RunStatus
+from annotation.models import Item, Variant
+from verification.models import Judgment
+
+from . import stats
+from .models import BaselineRun, ModelRun, RunComparison, ScoreStatus
+
+
+def released_labels(*, items: QuerySet[Item] | None = None) -> dict[int, str | None]:
+    """The label each item (of `items`, default all) is scored against, by item pk.
+
+    - The item's result in the latest succeeded aggregation run: its label when retained,
+      None (not released, not scored) when not retained.
+    - No aggregation for the item: its own answer key (`Item.answer`) — the case of derived
+      Easy and counterfactual items, whose answer is set by construction; a derived item
+      whose parent was aggregated and dropped is not released either.
+    """
+    items = Item.objects.all() if items is None else items
+    rows = list(items.values_list("pk", "answer", "parent_id"))
+    latest: dict[int, tuple[str, bool]] = {}
+    results = (
+        ItemResult.objects.filter(run__status=RunStatus.SUCCEEDED)
+        .filter(Q(item__in=items.values("pk")) | Q(item__in=items.exclude(parent=None).values("parent_id")))
+        .order_by("item_id", "-run__finished_at", "-run_id")
+        .values_list("item_id", "label", "retained")
+    )
+    for item_id, label, retained in results:
+        latest.setdefault(item_id, (label, retained))
+    labels: dict[int, str | None] = {}
+    for pk, answer, parent in rows:
+        if pk in latest:
+            label, retained = latest[pk]
+            labels[pk] = label if retained else None
+        elif parent in latest and not latest[parent][1]:
+            labels[pk] = None
+        else:
+            labels[pk] = answer
+    return labels
+
+
+def _item_facets(items: QuerySet[Item]) -> dict[int, dict]:
+    return {
+        row["pk"]: row
+        for row in items.values("pk", "task", "attribute", "variant", "context__domain_id")
+    }
+
+
+def _outcome(facets: dict, correct: bool) -> stats.Outcome:
+    return stats.Outcome(
+        task=facets["task"],
+        domain=facets["context__domain_id"],
+        attribute=facets["attribute"],
+        variant=facets["variant"],
+        correct=correct,
+        nota_shown=facets["variant"] == Variant.COUNTERFACTUAL,
+    )
+
+
+def run_outcomes(*, run: ModelRun) -> list[stats.Outcome]:
+    """The scored predictions of a run (those with `correct` set) as outcomes: one query."""
+    rows = run.predictions.exclude(correct=None).values(
+        "correct", "item__task", "item__attribute", "item__variant", "item__context__domain_id"
+    )
+    return [
+        _outcome({key.removeprefix("item__"): value for key, value in row.items()}, row["correct"]) for row in rows
+    ]
+
+
+def run_statistics(*, outcomes: list[stats.Outcome]) -> dict:
+    """The retrospective–prospective gap (hard items) and Easy vs Hard (prospective items)."""
+    hard = [o for o in outcomes if o.variant == Variant.HARD]
+    retro = [o.correct for o in hard if o.task == "retrospective"]
+    prosp = [o.correct for o in hard if o.task == "prospective"]
+    gap = stats.chi_square_gap(
+        a_correct=sum(retro), a_wrong=len(retro) - sum(retro), b_correct=sum(prosp), b_wrong=len(prosp) - sum(prosp)
+    )
+    easy = [int(o.correct) for o in outcomes if o.task == "prospective" and o.variant == Variant.EASY]
+    return {
+        "retrospective_vs_prospective": gap,
+        "easy_vs_hard": stats.mann_whitney_easy_hard(easy=easy, hard=[int(c) for c in prosp]),
+    }
+
+
+def runs_mcnemar(*, run_a: ModelRun, run_b: ModelRun) -> dict:
+    """McNemar's test of two runs on the released items both scored."""
+    a = dict(run_a.predictions.exclude(correct=None).values_list("item_id", "correct"))
+    b = dict(run_b.predictions.exclude(correct=None).values_list("item_id", "correct"))
+    common = a.keys() & b.keys()
+    counts = {"both": 0, "only_a": 0, "only_b": 0, "neither": 0}
+    for item_id in common:
+        key = {(True, True): "both", (True, False): "only_a", (False, True): "only_b", (False, False): "neither"}
+        counts[key[(a[item_id], b[item_id])]] += 1
+    return stats.mcnemar(**counts)
+
+
+def runs_compare(*, run_a: ModelRun, run_b: ModelRun) -> dict:
+    """The stored comparison of two scored runs (computed now if the job has not stored it)."""
+    first, second = sorted([run_a, run_b], key=lambda r: r.pk)
+    stored = RunComparison.objects.filter(run_a=first, run_b=second).first()
+    result = stored.result if stored else runs_mcnemar(run_a=first, run_b=second)
+    if first.pk != run_a.pk:  # report from the caller's point of view: a is the first asked
+        (both, only_a), (only_b, neither) = result["table"]
+        result = {**result, "table": [[both, only_b], [only_a, neither]],
+                  "rate_a": result["rate_b"], "rate_b": result["rate_a"]}
+    return {"a": run_a.name, "b": run_b.name, "mcnemar": result, "stored": stored is not None}
+
+
+def leaderboard_runs() -> list[ModelRun]:
+    """Scored runs, best overall Correctness Rate first (ties: name)."""
+    runs = list(ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED))
+    return sorted(runs, key=lambda r: (-(r.overall_rate or 0.0), r.name))
+
+
+def latest_baselines() -> list[BaselineRun]:
+    """The latest succeeded baseline run of each pool."""
+    seen: set[int] = set()
+    latest = []
+    for run in BaselineRun.objects.filter(status=ScoreStatus.SUCCEEDED).select_related("pool"):
+        if run.pool_id not in seen:
+            seen.add(run.pool_id)
+            latest.append(run)
+    return latest
+
+
+def pool_judgments(*, pool: Pool) -> QuerySet[Judgment]:
+    """Every judgment made by a member of the pool (whoever created the rows)."""
+    return Judgment.objects.filter(verifier__in=pool.members.all())
+
+
+def pool_correctness(*, pool: Pool) -> dict:
+    """A pool's Correctness Rate against the released labels, overall, per facet and per person.
+
+    Each judgment counts once; NONE and MULTIPLE are wrong answers; judgments on items
+    that are not released are left out (counted in `n_unreleased`).
+    """
+    judgments = pool_judgments(pool=pool)
+    rows = list(judgments.values_list("item_id", "verifier__username", "label"))
+    items = Item.objects.filter(pk__in=judgments.values("item_id"))
+    labels = released_labels(items=items)
+    facets = _item_facets(items)
+    outcomes, by_person, unreleased = [], {}, 0
+    for item_id, username, label in rows:
+        reference = labels.get(item_id)
+        if reference is None:
+            unreleased += 1
+            continue
+        outcome = _outcome(facets[item_id], label == reference)
+        outcomes.append(outcome)
+        by_person.setdefault(username, []).append(outcome)
+    table = stats.correctness_table(outcomes)
+    table["n_unreleased"] = unreleased
+    return {
+        "scores": table,
+        "by_person": {name: stats.correctness_table(found)["overall"] for name, found in sorted(by_person.items())},
+    }

@@ -1,0 +1,60 @@
+from rest_framework import serializers
+
+from .models import BaselineRun, ModelRun
+
+
+class ModelRunSerializer(serializers.ModelSerializer):
+    overall_rate = serializers.FloatField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = ModelRun
+        fields = ["id", "name", "model_name", "release", "description", "status", "n_predictions",
+                  "overall_rate", "created_at", "scored_at"]
+
+
+class ModelRunDetailSerializer(ModelRunSerializer):
+    class Meta(ModelRunSerializer.Meta):
+        fields = ModelRunSerializer.Meta.fields + ["scores", "stats", "error"]
+
+
+class ModelRunUploadSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    model_name = serializers.CharField(max_length=200)
+    release = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    file = serializers.FileField(required=False, help_text="JSONL: item_id, prediction (A–D or NOTA), reasoning?")
+    predictions = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="the same records as a JSON list, instead of a file"
+    )
+
+    def validate(self, attrs):
+        if bool(attrs.get("file")) == bool(attrs.get("predictions")):
+            raise serializers.ValidationError("give either a JSONL `file` or a `predictions` list")
+        return attrs
+
+
+class McNemarSerializer(serializers.Serializer):
+    table = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    n = serializers.IntegerField()
+    discordant = serializers.IntegerField()
+    statistic = serializers.FloatField()
+    p_value = serializers.FloatField(allow_null=True)
+    method = serializers.CharField()
+    rate_a = serializers.FloatField(allow_null=True)
+    rate_b = serializers.FloatField(allow_null=True)
+
+
+class ComparisonSerializer(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    mcnemar = McNemarSerializer()
+    stored = serializers.BooleanField()
+
+
+class BaselineRunSerializer(serializers.ModelSerializer):
+    pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    overall_rate = serializers.FloatField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = BaselineRun
+        fields = ["id", "pool", "status", "overall_rate", "scores", "by_person", "created_at", "scored_at"]

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from . import api, views
+
+urlpatterns = [
+    path("leaderboard/", views.leaderboard, name="leaderboard"),
+    path("leaderboard/compare/", views.compare, name="leaderboard-compare"),
+    path("leaderboard/<slug:name>/", views.run_detail, name="leaderboard-run"),
+    path("api/v1/models/", api.ModelRunListApi.as_view(), name="api-models"),
+    path("api/v1/models/compare/", api.ModelRunCompareApi.as_view(), name="api-models-compare"),
+    path("api/v1/models/baselines/", api.BaselineListApi.as_view(), name="api-models-baselines"),
+    path("api/v1/models/<slug:name>/", api.ModelRunDetailApi.as_view(), name="api-model"),
+    path("api/v1/models/<slug:name>/rescore/", api.ModelRunRescoreApi.as_view(), name="api-model-rescore"),
+]

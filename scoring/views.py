@@ -1,0 +1,61 @@
+"""Leaderboard pages: thin doors onto the selectors (login required; staff and release readers)."""
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, render
+
+from . import selectors
+from .models import ModelRun, ScoreStatus
+from .permissions import can_read_scores
+
+FACET_TITLES = {"task": "Task", "domain": "Domain", "attribute": "Attribute", "variant": "Variant"}
+
+
+def _require_reader(request):
+    if not can_read_scores(request.user):
+        raise PermissionDenied("the leaderboard is for staff and release readers")
+
+
+@login_required
+def leaderboard(request):
+    _require_reader(request)
+    runs = selectors.leaderboard_runs()
+    chart = {
+        "labels": [run.name for run in runs],
+        "rates": [round(100 * (run.overall_rate or 0), 1) for run in runs],
+        "baselines": [round(100 * (run.scores["overall"]["baseline"] or 0), 1) for run in runs],
+    }
+    return render(
+        request,
+        "scoring/leaderboard.html",
+        {
+            "runs": runs,
+            "runs_chart": chart,
+            "pending": ModelRun.objects.exclude(status=ScoreStatus.SUCCEEDED),
+            "baselines": selectors.latest_baselines(),
+        },
+    )
+
+
+@login_required
+def run_detail(request, name):
+    _require_reader(request)
+    run = get_object_or_404(ModelRun, name=name)
+    facets = [(FACET_TITLES[key], run.scores.get(key) or {}) for key in FACET_TITLES]
+    others = ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED).exclude(pk=run.pk)
+    return render(request, "scoring/run_detail.html", {"run": run, "facets": facets, "others": others})
+
+
+@login_required
+def compare(request):
+    _require_reader(request)
+    names = request.GET.get("a"), request.GET.get("b")
+    runs = {r.name: r for r in ModelRun.objects.filter(name__in=names, status=ScoreStatus.SUCCEEDED)}
+    comparison = None
+    if all(n in runs for n in names) and names[0] != names[1]:
+        comparison = selectors.runs_compare(run_a=runs[names[0]], run_b=runs[names[1]])
+    return render(
+        request,
+        "scoring/compare.html",
+        {"comparison": comparison, "a": names[0], "b": names[1],
+         "choices": ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED)},
+    )

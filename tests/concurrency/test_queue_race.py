@@ -1,0 +1,59 @@
+"""24 verifiers, each in its own thread with its own PostgreSQL connection, race on one batch."""
+import threading
+import uuid
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from verification.models import Claim, ClaimStatus, Judgment, QueueSlot
+from verification.services import item_claim_next, judgment_submit
+
+from ..verification.factories import open_batch, verifiers
+
+pytestmark = [pytest.mark.concurrency, pytest.mark.django_db(transaction=True)]
+
+N_VERIFIERS = 24
+N_ITEMS = 30
+K = 3
+
+
+def test_concurrent_verifiers_leave_every_item_at_exactly_k_judgments():
+    people = verifiers(N_VERIFIERS)
+    batch = open_batch(name="race-b01", overlap=K, n_items=N_ITEMS, verifiers=people)
+    start = threading.Barrier(N_VERIFIERS)
+    errors: list[BaseException] = []
+    answered = Counter()
+
+    def work(person):
+        try:
+            start.wait()
+            while True:
+                claim = item_claim_next(verifier=person, batch=batch)
+                if claim is None:
+                    break
+                key = uuid.uuid4()
+                first = judgment_submit(verifier=person, claim_id=claim.pk, choice="B", idempotency_key=key)
+                retry = judgment_submit(verifier=person, claim_id=claim.pk, choice="B", idempotency_key=key)
+                assert first.created and not retry.created and retry.judgment.pk == first.judgment.pk
+                answered[person.pk] += 1
+        except BaseException as exc:  # noqa: BLE001 — reported in the main thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+
+    assert not errors, errors[:3]
+    per_item = Counter(Judgment.objects.filter(batch=batch).values_list("item_id", flat=True))
+    assert len(per_item) == N_ITEMS
+    assert set(per_item.values()) == {K}  # none lost, none past k
+    pairs = list(Judgment.objects.filter(batch=batch).values_list("item_id", "verifier_id"))
+    assert len(pairs) == len(set(pairs)) == N_ITEMS * K == sum(answered.values())  # none duplicated
+    assert set(QueueSlot.objects.filter(batch=batch).values_list("taken", flat=True)) == {K}
+    assert not Claim.objects.filter(batch=batch, status=ClaimStatus.ACTIVE).exists()
+    assert len(answered) > 1  # the work really was shared

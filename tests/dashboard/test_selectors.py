@@ -1,0 +1,104 @@
+import pytest
+
+from dashboard import selectors
+from tests.factories import BatchFactory, ItemFactory, JudgmentFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_progress_counts_judgments_and_item_states(world, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        progress = selectors.progress_by_batch()
+    a, b = progress["batches"]
+    assert (a.name, a.items, a.done, a.needed) == ("batch-a", 6, 18, 18)
+    assert (a.open, a.in_progress, a.complete, a.aggregated) == (0, 0, 0, 6)
+    assert (b.name, b.items, b.done, b.needed) == ("batch-b", 2, 1, 6)
+    assert (b.open, b.in_progress, b.complete, b.aggregated) == (1, 1, 0, 0)
+    assert progress["overall"].done == 19 and progress["needed"] == 24
+    assert a.eta_days == 0
+    # Every judgment was made just now: the rate is all of them over one day.
+    assert b.rate_per_day == pytest.approx(1.0)
+    assert b.eta_days == pytest.approx(5.0)
+
+
+def test_progress_queries_do_not_grow_with_batches(world, django_assert_num_queries):
+    for n in range(5):
+        ItemFactory(batch=BatchFactory(name=f"extra-{n}"))
+    JudgmentFactory()
+    with django_assert_num_queries(2):
+        progress = selectors.progress_by_batch()
+    assert len(progress["batches"]) == 8
+
+
+def test_throughput_by_day_is_cumulative(world, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        days = selectors.throughput_by_day(days=7)
+    assert len(days) == 7
+    assert days[-1]["judgments"] == 19 and days[-1]["cumulative"] == 19
+
+
+def test_agreement_uses_latest_succeeded_run(world, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        agreement = selectors.agreement_overview()
+    [row] = agreement["batches"]
+    assert row["batch"] == "batch-a" and row["run"] == world.run2.id
+    assert row["ac1"] == 0.91 and row["kappa"] == 0.52 and row["alpha"] == 0.55
+    assert not row["flagged"]
+    groups = {(g["task"], g["domain"]): g for g in agreement["groups"]}
+    assert groups[("retrospective", "mi")]["ac1"] == 0.95
+    assert groups[("prospective", "esc")]["flagged"] is True  # 0.41 < 0.6
+
+
+def test_agreement_flags_low_batches(world, settings):
+    settings.DIALTOM_AC1_FLAG_THRESHOLD = 0.95
+    assert selectors.agreement_overview()["batches"][0]["flagged"] is True
+
+
+def test_retention_tables_and_change_between_runs(world, django_assert_num_queries):
+    with django_assert_num_queries(7):
+        retention = selectors.retention_overview()
+    assert retention["overall"] == {"total": 6, "retained": 4, "rate": pytest.approx(4 / 6, abs=1e-6)}
+    task = {r["group"]: (r["retained"], r["total"]) for r in retention["task"]}
+    assert task == {"prospective": (1, 2), "retrospective": (3, 4)}
+    domain = {r["group"]: (r["retained"], r["total"]) for r in retention["domain"]}
+    assert domain == {"esc": (2, 3), "mi": (2, 3)}
+    attribute = {r["group"]: (r["retained"], r["total"]) for r in retention["attribute"]}
+    assert attribute == {"belief": (1, 1), "desire": (1, 1), "emotion": (0, 1), "trust": (1, 1)}
+    latest, first = retention["runs"]
+    assert (latest["run"], latest["retained"], first["retained"]) == (world.run2.id, 4, 3)
+    assert latest["change"] == pytest.approx(1 / 6)
+    assert first["change"] is None
+
+
+def test_verifier_stats(world, django_assert_num_queries):
+    with django_assert_num_queries(4):
+        people = selectors.verifier_stats()
+    by_name = {p["username"]: p for p in people}
+    v1, v3 = by_name["verifier-1"], by_name["verifier-3"]
+    assert v1["judgments"] == 7 and v3["judgments"] == 6
+    assert v1["median_seconds"] == 10.0 and v3["median_seconds"] == 30.0
+    assert v1["none_share"] == pytest.approx(1 / 7)
+    assert v3["top_letter"] == "A" and v3["top_letter_share"] == 1.0
+    assert v1["ds_accuracy"] == pytest.approx(0.9) and v3["ds_accuracy"] == pytest.approx(0.3)
+    assert v1["gold_accuracy"] is None
+    assert v3["outliers"] == []  # fewer than 20 judgments: not judged yet
+
+
+def test_verifier_outliers_and_gold_accuracy(db, django_assert_num_queries):
+    batch = BatchFactory(name="gold")
+    fast = JudgmentFactory(item=ItemFactory(batch=batch, is_gold=True, answer="C"), label="C", seconds_spent=1.0).verifier
+    for n in range(24):
+        JudgmentFactory(item=ItemFactory(batch=batch, is_gold=n < 3, answer="C"), verifier=fast, label="A",
+                        displayed_label="A", seconds_spent=1.0)
+    [row] = [p for p in selectors.verifier_stats() if p["username"] == fast.username]
+    assert row["gold_judgments"] == 4 and row["gold_accuracy"] == pytest.approx(0.25)
+    assert "too fast" in row["outliers"] and "one-letter bias (A)" in row["outliers"]
+
+
+def test_crowd_worker_stats(world, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        crowd = {c["username"]: c for c in selectors.crowd_worker_stats()}
+    assert crowd["crowd-1"] == {"username": "crowd-1", "submitted": 1, "written": 6, "accepted": 1, "sent_back": 0,
+                                "to_rework": 0}
+    assert crowd["crowd-2"]["written"] == 6 and crowd["crowd-2"]["sent_back"] == 1 and crowd["crowd-2"]["accepted"] == 0
+    assert crowd["crowd-3"]["written"] == 0

@@ -1,0 +1,132 @@
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from accounts.models import User
+from annotation.models import Batch, BatchStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def test_dashboard_shows_the_fixture_numbers_to_staff(client, staff, world, django_assert_max_num_queries):
+    client.force_login(staff)
+    with django_assert_max_num_queries(30):
+        response = client.get(reverse("dashboard:index"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="judgments-done">19<' in html and 'data-testid="judgments-needed">24<' in html
+    assert "0.910" in html and "[0.850, 0.970]" in html
+    assert 'data-testid="retained">4<' in html
+    assert 'hx-trigger="every 10s"' in html
+    assert "vendor/chartjs/chart.umd.min.js" in html
+
+
+def test_verifier_is_refused_and_anonymous_redirected(client, verifier, world):
+    client.force_login(verifier)
+    assert client.get(reverse("dashboard:index")).status_code == 403
+    assert client.get(reverse("dashboard:fragment", args=["progress"])).status_code == 403
+    assert client.get(reverse("dashboard:csv", args=["verifiers"])).status_code == 403
+    client.logout()
+    response = client.get(reverse("dashboard:index"))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.parametrize("name", ["progress", "agreement", "retention", "people", "run", "releases"])
+def test_fragments_render_alone(client, staff, world, name):
+    client.force_login(staff)
+    response = client.get(reverse("dashboard:fragment", args=[name]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert f'id="{name}"' in body and "<html" not in body
+
+
+def _csv(client, name):
+    response = client.get(reverse("dashboard:csv", args=[name]))
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    return list(csv.reader(io.StringIO(response.content.decode())))
+
+
+def test_every_table_downloads_as_csv(client, staff, world):
+    client.force_login(staff)
+    from dashboard.views import csv_tables
+
+    for name in csv_tables():
+        rows = _csv(client, name)
+        assert rows[0], name
+    progress = _csv(client, "progress")
+    assert progress[1][:5] == ["batch-a", "open", "6", "18", "18"]
+    assert progress[-1][:5] == ["all batches", "", "8", "19", "24"]
+    retention = {r[0]: r for r in _csv(client, "retention_task")[1:]}
+    assert retention["retrospective"][1:3] == ["3", "4"]
+    verifiers = {r[0]: r for r in _csv(client, "verifiers")[1:]}
+    assert verifiers["verifier-1"][2] == "7"
+
+
+def test_pause_close_and_reopen_a_batch(client, staff, world):
+    client.force_login(staff)
+    batch = world.batch_b
+    response = client.post(reverse("dashboard:batch-action", args=[batch.id, "pause"]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and 'id="progress"' in response.content.decode()
+    assert Batch.objects.get(pk=batch.id).status == BatchStatus.PAUSED
+    client.post(reverse("dashboard:batch-action", args=[batch.id, "reopen"]))
+    assert Batch.objects.get(pk=batch.id).status == BatchStatus.OPEN
+    response = client.post(reverse("dashboard:batch-action", args=[batch.id, "close"]))
+    assert response.status_code == 302
+    batch.refresh_from_db()
+    assert batch.status == BatchStatus.CLOSED and batch.closed_at is not None
+
+
+def test_exclude_and_include_a_verifier(client, staff, world):
+    client.force_login(staff)
+    person = world.verifiers[2]
+    client.post(reverse("dashboard:verifier-action", args=[person.id, "exclude"]), {"reason": "one-letter bias"})
+    person = User.objects.get(pk=person.id)
+    assert person.excluded_from_aggregation and person.exclusion_reason == "one-letter bias"
+    client.post(reverse("dashboard:verifier-action", args=[person.id, "include"]))
+    assert not User.objects.get(pk=person.id).excluded_from_aggregation
+
+
+def test_verifier_cannot_act(client, verifier, world):
+    client.force_login(verifier)
+    assert client.post(reverse("dashboard:batch-action", args=[world.batch_a.id, "close"])).status_code == 403
+    assert client.post(reverse("dashboard:verifier-action", args=[verifier.id, "include"])).status_code == 403
+    assert Batch.objects.get(pk=world.batch_a.id).status == BatchStatus.OPEN
+
+
+def test_pausing_a_closed_batch_is_refused_with_a_message(client, staff, world):
+    client.force_login(staff)
+    client.post(reverse("dashboard:batch-action", args=[world.batch_b.id, "close"]))
+    response = client.post(reverse("dashboard:batch-action", args=[world.batch_b.id, "pause"]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and "is closed" in response.content.decode()
+    assert Batch.objects.get(pk=world.batch_b.id).status == BatchStatus.CLOSED
+
+
+def test_staff_creates_a_release_from_the_dashboard(client, staff, world, django_capture_on_commit_callbacks):
+    from releases.models import Release
+
+    client.force_login(staff)
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(reverse("dashboard:release-create"), {"version": "dash-1"}, follow=True)
+    assert "Release dash-1 is being built" in response.content.decode()
+    assert len(callbacks) == 1
+    release = Release.objects.get(version="dash-1")
+    assert release.created_by == staff and release.trigger == "dashboard"
+    response = client.post(reverse("dashboard:release-create"), {"version": "dash-1"}, follow=True)
+    assert "already exists" in response.content.decode()
+
+
+def test_start_aggregation_creates_a_run_of_every_batch(client, staff, world, django_capture_on_commit_callbacks):
+    from aggregation.models import AggregationRun
+
+    client.force_login(staff)
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(reverse("dashboard:aggregation-start"), follow=False)
+    assert response.status_code == 302
+    run = AggregationRun.objects.order_by("-id").first()
+    assert run.trigger == "dashboard" and run.started_by == staff
+    assert sorted(run.batches.values_list("name", flat=True)) == ["batch-a", "batch-b"]
+    assert len(callbacks) == 1  # the Celery chord is dispatched after commit (not run here)
+    response = client.get(reverse("dashboard:fragment", args=["run"]))
+    assert f"#{run.id}" in response.content.decode()

@@ -1,0 +1,88 @@
+"""A verifier audits a retrospective and a prospective item with the keyboard alone."""
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from accounts.models import Pool
+from annotation.models import Batch
+from tests.factories import ContextFactory, ItemFactory, ProspectiveItemFactory, UserFactory
+from tests.verification.factories import ensure_domains
+from verification.models import Judgment
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "audit-form.png"
+
+
+def make_batch(verifier) -> Batch:
+    ensure_domains()
+    batch = Batch.objects.create(name="mi-demo", overlap=1)
+    pool = Pool.objects.create(name="verifiers")
+    pool.members.add(verifier)
+    batch.pools.add(pool)
+    context = ContextFactory(
+        context_id="mi-s0012-w03", window_index=3,
+        turns=[
+            {"speaker": "initiator", "text": "So what brings you here today?"},
+            {"speaker": "recipient", "text": "My doctor said I should cut down on drinking. I'm not sure I see the point."},
+            {"speaker": "initiator", "text": "You're not convinced it matters much for you."},
+            {"speaker": "recipient", "text": "Honestly, I only came because my wife keeps bringing it up."},
+        ],
+    )
+    ItemFactory(
+        batch=batch, context=context, attribute="trust", answer="C",
+        question="How much does the client trust the counselor at this point?",
+        options=[
+            "The client fully trusts the counselor and is eager to follow advice.",
+            "The client distrusts the counselor and plans to leave the session.",
+            "The client is guarded: willing to talk, but not yet convinced the counselor can help.",
+            "The client trusts the counselor more than their own doctor.",
+        ],
+    )
+    ProspectiveItemFactory(
+        batch=batch, context=ContextFactory(context_id="mi-s0012-w04", window_index=4), answer="A",
+        profile={"belief": "drinking is not a real problem", "desire": "to keep the peace at home",
+                 "intention": "to attend without committing", "emotion": "defensive", "knowledge": "doctor's warning",
+                 "trust": "guarded"},
+        options=[
+            "Look, I'll come to these sessions, but I'm not promising to stop.",
+            "You're right, I'll quit drinking starting tonight.",
+            "Can we talk about my job instead? That's what really stresses me.",
+            "I think my doctor is completely wrong and I'm leaving.",
+        ],
+    )
+    return batch
+
+
+def test_verifier_audits_with_the_keyboard_only(transactional_db, live_server, page, login):
+    verifier = UserFactory(username="verifier07")
+    batch = make_batch(verifier)
+    login(verifier)
+    expect(page).to_have_url(f"{live_server.url}/verify/")
+    page.goto(f"{live_server.url}/verify/{batch.name}/")
+
+    # retrospective: the dialogue with domain roles, the four options, the shortcuts
+    expect(page.locator(".dialogue")).to_contain_text("Counselor: So what brings you here today?")
+    expect(page.locator("#progress-text")).to_have_text("0 / 2 done")
+    expect(page.locator(".keys")).to_contain_text("Enter")
+    page.set_viewport_size({"width": 1100, "height": 1000})
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.keyboard.press("3")
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    page.keyboard.press("Enter")
+
+    # prospective: the profile and the continuations only, no dialogue (htmx swap, no reload)
+    expect(page.locator("#progress-text")).to_have_text("1 / 2 done")
+    expect(page.locator(".profile")).to_contain_text("defensive")
+    expect(page.locator(".dialogue")).to_have_count(0)
+    assert "So what brings you here today?" not in page.content()
+    page.keyboard.press("n")
+    page.keyboard.press("Enter")
+
+    expect(page.locator("#progress-text")).to_have_text("2 / 2 done")
+    expect(page.locator("#progress")).to_have_attribute("aria-valuenow", "2")
+    expect(page.get_by_text("Nothing left for you")).to_be_visible()
+
+    judgments = {j.item.task: j for j in Judgment.objects.select_related("item", "claim")}
+    retro = judgments["retrospective"]
+    assert retro.displayed_label == "C" and retro.label == retro.claim.display_order[2]
+    assert judgments["prospective"].label == "NONE"
+    assert all(j.seconds_spent is not None for j in judgments.values())

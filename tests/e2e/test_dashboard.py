@@ -1,0 +1,46 @@
+"""The staff dashboard in headless Chromium: the fixture's numbers are on the page, live.
+
+`UPDATE_SCREENSHOTS=1` writes the screenshot to docs/img/dashboard.png (otherwise to tmp).
+"""
+import os
+from pathlib import Path
+
+from tests.dashboard.world import make_world
+from tests.factories import StaffFactory, UserFactory
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "dashboard.png"
+
+
+def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login, tmp_path):
+    make_world()
+    page = login(StaffFactory(username="admin07"))
+    page.goto(f"{live_server.url}/dashboard/")
+    page.wait_for_load_state("networkidle")
+
+    assert page.inner_text("[data-testid=judgments-done]") == "19"
+    assert page.inner_text("[data-testid=judgments-needed]") == "24"
+    assert page.inner_text("#progress-table tr[data-batch=batch-b] .done") == "1"
+    assert page.inner_text("#agreement-table tr[data-batch=batch-a] .ac1") == "0.910"
+    assert page.inner_text("[data-testid=retained]") == "4"
+    assert "66.7 %" in page.inner_text("#retention")
+    assert "verifier-3" in page.inner_text("#verifiers-table")
+    # Chart.js drew the three charts from the npm package served as a static file.
+    assert page.evaluate("typeof Chart") == "function"
+    assert page.evaluate("Object.keys(Chart.instances).length") == 3
+
+    # Pausing a batch swaps the progress section in place (htmx), without a page load.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#progress-table tr[data-batch=batch-b] button:has-text('Pause')")
+    page.wait_for_selector("#progress-table tr[data-batch=batch-b] button:has-text('Reopen')")
+
+    target = SCREENSHOT if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "dashboard.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.screenshot(path=str(target), full_page=True)
+    assert target.stat().st_size > 10_000
+
+
+def test_verifier_is_refused(transactional_db, live_server, login):
+    page = login(UserFactory(username="verifier08"))
+    response = page.goto(f"{live_server.url}/dashboard/")
+    assert response.status == 403

@@ -1,0 +1,67 @@
+import json
+
+import pytest
+from django.core.management import call_command
+
+from accounts.models import Pool, Role
+from scoring.models import BaselineRun, ScoreStatus
+from scoring.selectors import pool_correctness
+from scoring.services import InputErrors, baseline_pool_create, baseline_run_create, baseline_run_score
+from tests.factories import JudgmentFactory, StaffFactory, UserFactory
+
+
+@pytest.fixture
+def lay_pool(db):
+    UserFactory(username="lay1", role=Role.VERIFIER)
+    UserFactory(username="lay2", role=Role.VERIFIER)
+    return baseline_pool_create(name="lay", usernames=["lay1", "lay2"])
+
+
+def test_participants_are_kept_out_of_aggregation(lay_pool):
+    people = list(lay_pool.members.all())
+    assert [p.username for p in people] == ["lay1", "lay2"]
+    assert all(p.role == Role.PARTICIPANT and p.excluded_from_aggregation for p in people)
+    with pytest.raises(InputErrors, match="unknown user"):
+        baseline_pool_create(name="lay", usernames=["ghost"])
+    StaffFactory(username="boss")
+    with pytest.raises(InputErrors, match="staff cannot be baseline participants"):
+        baseline_pool_create(name="lay", usernames=["boss"])
+
+
+def test_pool_correctness_against_released_labels(release, lay_pool):
+    lay1, lay2 = lay_pool.members.all()
+    verifier = UserFactory(username="expert1")  # not in the pool: never counted
+    for item, label in [(release["mi-trust"], "C"), (release["mi-belief"], "A"), (release["dropped"], "A"),
+                        (release["mi-cf"], "NOTA")]:
+        JudgmentFactory(item=item, verifier=lay1, label=label, batch=item.batch or release["mi-trust"].batch)
+    for item, label in [(release["mi-trust"], "NONE"), (release["esc-prosp"], "A")]:
+        JudgmentFactory(item=item, verifier=lay2, label=label)
+    JudgmentFactory(item=release["mi-belief"], verifier=verifier, label="B")
+    result = pool_correctness(pool=lay_pool)
+    scores = result["scores"]
+    assert scores["n_unreleased"] == 1
+    assert (scores["overall"]["n"], scores["overall"]["correct"]) == (5, 3)
+    assert scores["variant"]["counterfactual"]["baseline"] == 0.2
+    assert scores["task"]["retrospective"] == {"n": 3, "correct": 1, "rate": 1 / 3, "baseline": 0.25}
+    assert result["by_person"]["lay1"]["rate"] == pytest.approx(2 / 3)
+    assert result["by_person"]["lay2"]["rate"] == 0.5
+    assert "expert1" not in result["by_person"]
+
+
+def test_baseline_run_stores_the_result(release, lay_pool, django_capture_on_commit_callbacks):
+    lay1 = lay_pool.members.first()
+    JudgmentFactory(item=release["mi-trust"], verifier=lay1, label="C")
+    with django_capture_on_commit_callbacks() as callbacks:
+        run = baseline_run_create(pool=lay_pool)
+    assert len(callbacks) == 1  # the scoring job is queued after commit
+    run = baseline_run_score(run_id=run.pk)
+    assert run.status == ScoreStatus.SUCCEEDED and run.overall_rate == 1.0
+
+
+def test_baseline_command(lay_pool, capsys, django_capture_on_commit_callbacks):
+    UserFactory(username="lay3")
+    with django_capture_on_commit_callbacks():
+        call_command("baseline", "lay", "--members", "lay3", "--score", "--json")
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["members"] == 3 and BaselineRun.objects.filter(pk=summary["baseline_run"]).exists()
+    assert Pool.objects.get(name="lay").members.count() == 3

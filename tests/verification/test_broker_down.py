@@ -1,0 +1,51 @@
+"""A submission never depends on Redis or Celery: with the broker unreachable it is stored, once."""
+import logging
+import uuid
+
+import pytest
+
+from dialtom_site.celery import app
+from verification.models import Judgment
+from verification import services
+from verification.services import item_claim_next, judgment_submit
+
+from .factories import open_batch
+
+pytestmark = pytest.mark.django_db(transaction=True)  # on_commit callbacks must really run
+
+
+@pytest.fixture
+def broken_broker():
+    saved = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens there
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield
+    services._broker_down_until = 0.0
+    app.conf.broker_url = saved
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def test_submission_goes_through_with_the_broker_down(verifier, broken_broker, caplog):
+    batch = open_batch(verifiers=[verifier])
+    claim = item_claim_next(verifier=verifier, batch=batch)
+    key = uuid.uuid4()
+    with caplog.at_level(logging.WARNING, logger="verification.services"):
+        first = judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=key)
+        retry = judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=key)
+        other = item_claim_next(verifier=verifier, batch=batch)
+        second = judgment_submit(verifier=verifier, claim_id=other.pk, choice="B", idempotency_key=uuid.uuid4())
+    assert first.created and not retry.created and second.created
+    assert Judgment.objects.filter(verifier=verifier).count() == 2
+    assert "broker unavailable" in caplog.text
+
+
+def test_the_follow_up_task_runs_on_a_real_worker(verifier, celery_worker):
+    from verification.tasks import batch_progress_check
+
+    batch = open_batch(overlap=1, n_items=1, verifiers=[verifier])
+    claim = item_claim_next(verifier=verifier, batch=batch)
+    judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=uuid.uuid4())
+    result = batch_progress_check.apply_async(kwargs={"batch_id": batch.pk})
+    assert result.get(timeout=30)["complete"] is True

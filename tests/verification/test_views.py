@@ -1,0 +1,124 @@
+import re
+
+import pytest
+from django.urls import reverse
+
+from verification.models import Claim, Judgment
+
+from .factories import open_batch
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def batch(verifier):
+    return open_batch(n_items=2, n_prospective=1, verifiers=[verifier])
+
+
+def hidden(html, name):
+    return re.search(rf'name="{name}" value="([^"]+)"', html).group(1)
+
+
+def test_batch_list_and_audit_page_show_the_item_with_role_names_and_keys(client, verifier, batch):
+    client.force_login(verifier)
+    listing = client.get(reverse("verification:batches")).content.decode()
+    assert "mi-b01" in listing
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+    assert "Counselor:" in page and "Client:" in page  # speakers as their domain roles
+    assert 'role="progressbar"' in page and "0 / 3 done" in page
+    for key in ("<kbd>1</kbd>", "<kbd>N</kbd>", "<kbd>M</kbd>", "<kbd>Enter</kbd>", "<kbd>S</kbd>"):
+        assert key in page
+    assert "js/audit.js" in page
+
+
+def test_prospective_items_withhold_the_dialogue(client, verifier, batch):
+    client.force_login(verifier)
+    prospective = batch.items.get(task="prospective")
+    # answer the two retrospective items first (queue order is by item)
+    for _ in range(3):
+        page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+        claim = Claim.objects.get(verifier=verifier, status="active")
+        if claim.item_id == prospective.pk:
+            break
+        client.post(reverse("verification:answer", args=[batch.name]),
+                    {"claim": claim.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "submit", "choice": "A"})
+    assert "Mental-state profile" in page
+    assert "So what brings you here today?" not in page and "Counselor:" not in page
+
+
+def test_htmx_submit_returns_the_next_item_fragment_and_counts_progress(client, verifier, batch):
+    client.force_login(verifier)
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+    claim = Claim.objects.get(verifier=verifier, status="active")
+    data = {"claim": claim.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "submit",
+            "choice": "B", "implausible": ["D"], "comment": "close call"}
+    response = client.post(reverse("verification:answer", args=[batch.name]), data, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html and 'id="audit-form"' in html and "1 / 3 done" in html
+    judgment = Judgment.objects.get(verifier=verifier)
+    assert judgment.displayed_label == "B" and judgment.label == claim.display_order[1]
+    assert judgment.comment == "close call" and judgment.seconds_spent is not None
+    # a double click / resent form with the same key leaves one judgment
+    client.post(reverse("verification:answer", args=[batch.name]), data, HTTP_HX_REQUEST="true")
+    client.post(reverse("verification:answer", args=[batch.name]), data)
+    assert Judgment.objects.filter(verifier=verifier).count() == 1
+
+
+def test_without_js_a_plain_post_redirects_and_a_missing_choice_is_explained(client, verifier, batch):
+    client.force_login(verifier)
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+    claim = Claim.objects.get(verifier=verifier, status="active")
+    bad = client.post(reverse("verification:answer", args=[batch.name]),
+                      {"claim": claim.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "submit"})
+    assert bad.status_code == 400 and "Pick an option" in bad.content.decode()
+    ok = client.post(reverse("verification:answer", args=[batch.name]),
+                     {"claim": claim.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "submit", "choice": "NONE"})
+    assert ok.status_code == 302
+    assert Judgment.objects.get(verifier=verifier).label == "NONE"
+
+
+def test_skip_then_change_a_recent_answer(client, verifier, batch):
+    client.force_login(verifier)
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+    first = Claim.objects.get(verifier=verifier, status="active")
+    client.post(reverse("verification:answer", args=[batch.name]),
+                {"claim": first.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "skip"})
+    first.refresh_from_db()
+    assert first.status == "skipped"
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+    second = Claim.objects.get(verifier=verifier, status="active")
+    client.post(reverse("verification:answer", args=[batch.name]),
+                {"claim": second.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "submit", "choice": "A"})
+    judgment = Judgment.objects.get(verifier=verifier)
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+    edit_url = reverse("verification:judgment-edit", args=[judgment.pk])
+    assert edit_url in page  # the recent answers list
+    form = client.get(edit_url, HTTP_HX_REQUEST="true").content.decode()
+    assert 'value="A" checked' in form
+    client.post(edit_url, {"choice": "MULTIPLE", "comment": "two fit"}, HTTP_HX_REQUEST="true")
+    judgment.refresh_from_db()
+    assert judgment.label == "MULTIPLE" and judgment.comment == "two fit"
+
+
+def test_staff_and_strangers_are_kept_out(client, staff, verifier):
+    open_batch(verifiers=[])
+    client.force_login(staff)
+    assert client.get(reverse("verification:batches")).status_code == 403
+    client.force_login(verifier)
+    assert client.get(reverse("verification:audit", args=["mi-b01"])).status_code == 404
+
+
+def test_pages_make_a_fixed_number_of_queries(client, verifier, django_assert_max_num_queries):
+    from verification.services import item_claim_next, judgment_submit
+    import uuid
+
+    batches = [open_batch(name=f"b{n}", n_items=12, verifiers=[verifier]) for n in range(3)]
+    for _ in range(10):  # ten recent answers on the audit page
+        claim = item_claim_next(verifier=verifier, batch=batches[0])
+        judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=uuid.uuid4())
+    client.force_login(verifier)
+    with django_assert_max_num_queries(6):
+        assert client.get(reverse("verification:batches")).status_code == 200
+    with django_assert_max_num_queries(15):  # session, user, batch, claim, progress, recent…
+        assert client.get(reverse("verification:audit", args=["b0"])).status_code == 200

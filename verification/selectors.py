@@ -1,0 +1,168 @@
+"""Reads of the verification queue. What a verifier sees never includes the answer key,
+other verifiers' judgments or any aggregate: `item_view_for` is the one place that turns
+an item into what the verifier is shown."""
+from __future__ import annotations
+
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from accounts.models import Role, User
+from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Speaker, Task, Variant
+
+from .models import Claim, ClaimStatus, Judgment, QueueSlot
+
+
+def batches_for_verifier(*, verifier: User) -> QuerySet[Batch]:
+    """Open or paused batches opened to one of the verifier's pools."""
+    return (
+        Batch.objects.filter(pools__members=verifier, status__in=[BatchStatus.OPEN, BatchStatus.PAUSED])
+        .distinct()
+        .order_by("name")
+    )
+
+
+def batch_for_verifier(*, verifier: User, name: str) -> Batch | None:
+    return Batch.objects.filter(name=name, pools__members=verifier).distinct().first()
+
+
+def queue_progress_for(*, verifier: User, batch: Batch) -> dict:
+    """done / assigned for one verifier in one batch: assigned = done + what is still open to them."""
+    return queue_progress_for_batches(verifier=verifier, batches=[batch])[0]
+
+
+def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
+    """Progress in several batches with a fixed number of queries (no N+1 on the batch list)."""
+    batches = list(batches)
+    ids = [b.pk for b in batches]
+    done = dict(
+        Judgment.objects.filter(verifier=verifier, batch_id__in=ids).values_list("batch_id").annotate(n=Count("pk"))
+    )
+    live = dict(
+        Claim.objects.filter(verifier=verifier, batch_id__in=ids, status=ClaimStatus.ACTIVE, expires_at__gt=timezone.now())
+        .values_list("batch_id")
+        .annotate(n=Count("pk"))
+    )
+    mine = Claim.objects.filter(
+        item_id=OuterRef("item_id"),
+        verifier=verifier,
+        status__in=[ClaimStatus.ACTIVE, ClaimStatus.ANSWERED, ClaimStatus.SKIPPED],
+    )
+    judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
+    open_now = dict(
+        QueueSlot.objects.filter(batch_id__in=ids, taken__lt=F("needed"))
+        .exclude(Exists(mine))
+        .exclude(Exists(judged))
+        .values_list("batch_id")
+        .annotate(n=Count("pk"))
+    )
+    rows = []
+    for batch in batches:
+        n_done = done.get(batch.pk, 0)
+        assigned = n_done + live.get(batch.pk, 0) + (open_now.get(batch.pk, 0) if batch.status != BatchStatus.CLOSED else 0)
+        rows.append(
+            {
+                "batch": batch.name,
+                "status": batch.status,
+                "done": n_done,
+                "assigned": assigned,
+                "percent": round(100 * n_done / assigned) if assigned else 100,
+            }
+        )
+    return rows
+
+
+def recent_judgments_for(*, verifier: User, batch: Batch, limit: int = 10) -> list[Judgment]:
+    return list(
+        Judgment.objects.filter(verifier=verifier, batch=batch)
+        .select_related("item", "claim")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def _options_as_shown(*, item, display_order: str) -> list[dict]:
+    options = [{"letter": shown, "text": item.options[OPTION_LETTERS.index(original)]}
+               for shown, original in zip(OPTION_LETTERS, display_order)]
+    if item.variant == Variant.COUNTERFACTUAL:
+        options.append({"letter": NOTA, "text": "None of the above"})
+    return options
+
+
+def item_view_for(*, claim: Claim) -> dict:
+    """The item as this verifier sees it (shuffled options; no answer key, no metadata)."""
+    item = claim.item
+    domain = item.context.domain
+    view = {
+        "claim": str(claim.pk),
+        "batch": claim.batch.name,
+        "item_id": item.item_id,
+        "task": item.task,
+        "domain": domain.code,
+        "attribute": item.attribute,
+        "question": item.question,
+        "options": _options_as_shown(item=item, display_order=claim.display_order),
+        "choices": [o["letter"] for o in _options_as_shown(item=item, display_order=claim.display_order)]
+        + ["NONE", "MULTIPLE"],
+        "expires_at": claim.expires_at.isoformat(),
+    }
+    if item.task == Task.RETROSPECTIVE:
+        view["context"] = [
+            {"speaker": domain.role_name(turn.get("speaker", Speaker.INITIATOR)), "text": turn.get("text", "")}
+            for turn in item.context.turns
+        ]
+        view["target_speaker"] = domain.role_name(item.target_speaker) if item.target_speaker else ""
+    else:
+        view["profile"] = dict(item.profile or {})
+    return view
+
+
+def judgment_view_for(*, judgment: Judgment) -> dict:
+    """One of the verifier's own answers, as they gave it (displayed letters)."""
+    order = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS)
+    shown_marks = sorted(OPTION_LETTERS[order.index(letter)] for letter in judgment.implausible if letter in order)
+    return {
+        "id": judgment.pk,
+        "item_id": judgment.item.item_id,
+        "choice": judgment.displayed_label or judgment.label,
+        "implausible": shown_marks,
+        "comment": judgment.comment,
+        "seconds_spent": judgment.seconds_spent,
+        "created_at": judgment.created_at.isoformat(),
+    }
+
+
+def batch_completion(*, batch_id: int) -> dict:
+    batch = Batch.objects.get(pk=batch_id)
+    slots = QueueSlot.objects.filter(batch=batch, is_gold=False)
+    incomplete = slots.exclude(Q(taken__gte=batch.overlap)).count()
+    judged = Judgment.objects.filter(batch=batch, item__is_gold=False).count()
+    total = slots.count()
+    return {
+        "batch": batch.name,
+        "overlap": batch.overlap,
+        "items": total,
+        "judgments": judged,
+        "complete": total > 0 and incomplete == 0 and judged >= total * batch.overlap,
+    }
+
+
+def gold_accuracy(*, batch: Batch | None = None) -> list[dict]:
+    """Per verifier: how many gold items they answered and how many matched the known answer. Staff only."""
+    qs = Judgment.objects.filter(item__is_gold=True, verifier__role=Role.VERIFIER)
+    if batch is not None:
+        qs = qs.filter(batch=batch)
+    rows = (
+        qs.values("verifier__username", "verifier__excluded_from_aggregation")
+        .annotate(n=Count("pk"), correct=Count("pk", filter=Q(label=F("item__answer"))))
+        .order_by("verifier__username")
+    )
+    return [
+        {
+            "verifier": r["verifier__username"],
+            "excluded": r["verifier__excluded_from_aggregation"],
+            "gold_answered": r["n"],
+            "gold_correct": r["correct"],
+            "accuracy": round(r["correct"] / r["n"], 4) if r["n"] else None,
+        }
+        for r in rows
+    ]
+

@@ -1,0 +1,501 @@
+"""Writes of the verification queue: claims, judgments, batches, gold items.
+
+Every door (htmx views, the DRF API, management commands, admin actions, Celery tasks)
+calls these functions; the rules live here and in the database constraints behind them.
+Locks are taken through `locks.py`, in its fixed order.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models.functions import Greatest
+from django.utils import timezone
+
+from accounts.models import Pool, Role, User
+from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Variant
+
+from .locks import claims_for_update, judgments_for_update, open_slots_for_update, verifier_for_update
+from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot
+
+logger = logging.getLogger(__name__)
+
+# Gold items are attention checks shown to every verifier: their slot never fills up.
+GOLD_NEEDED = 32767
+VERDICTS = (Label.NONE.value, Label.MULTIPLE.value)
+
+
+class VerificationError(Exception):
+    """A refused request; `status` is the HTTP status the API answers with."""
+
+    def __init__(self, message: str, *, code: str = "invalid", status: int = 400, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.field = field
+
+
+# --- helpers ------------------------------------------------------------------------
+
+
+def display_order_for(*, verifier_id: int, item_pk: int) -> str:
+    """The order the options are shown to one verifier: seeded, reproducible, per verifier×item."""
+    letters = list(OPTION_LETTERS)
+    random.Random(f"{settings.DIALTOM_SEED}:{verifier_id}:{item_pk}").shuffle(letters)
+    return "".join(letters)
+
+
+def choice_to_label(*, display_order: str, variant: str, choice: str) -> tuple[str, str]:
+    """Map what the verifier picked (a displayed letter, NOTA, NONE or MULTIPLE) to original letters.
+
+    Returns (label in the original order, the choice as displayed).
+    """
+    value = (choice or "").strip().upper()
+    if value in VERDICTS:
+        return value, value
+    if value == NOTA:
+        if variant != Variant.COUNTERFACTUAL:
+            raise VerificationError("NOTA is only offered on counterfactual items", field="choice")
+        return NOTA, NOTA
+    if value in OPTION_LETTERS:
+        return display_order[OPTION_LETTERS.index(value)], value
+    raise VerificationError(
+        f"choice must be one of A, B, C, D, NONE, MULTIPLE{', NOTA' if variant == Variant.COUNTERFACTUAL else ''}",
+        field="choice",
+    )
+
+
+def implausible_to_original(*, display_order: str, marks: Iterable[str]) -> list[str]:
+    original = set()
+    for mark in marks:
+        value = (mark or "").strip().upper()
+        if value not in OPTION_LETTERS:
+            raise VerificationError(f"implausible marks must be displayed letters A–D, not {mark!r}", field="implausible")
+        original.add(display_order[OPTION_LETTERS.index(value)])
+    return sorted(original)
+
+
+# When the broker is down, a failed publish costs seconds (the Redis client retries); after
+# one failure, follow-ups are not even attempted for this long, so answers stay fast.
+BROKER_BACKOFF_SECONDS = 30.0
+_broker_down_until = 0.0
+
+
+def _enqueue_after_commit(task, **kwargs) -> None:
+    """Queue a follow-up task once the transaction commits; a broker outage never fails the write."""
+
+    def send():
+        global _broker_down_until
+        if time.monotonic() < _broker_down_until:
+            logger.warning("not queueing %s(%s): broker marked unavailable", task.name, kwargs)
+            return
+        try:
+            task.apply_async(kwargs=kwargs, retry=False)
+        except Exception:  # noqa: BLE001 — the judgment is stored; the follow-up is best effort
+            _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
+            logger.warning("could not queue %s(%s): broker unavailable", task.name, kwargs, exc_info=True)
+
+    transaction.on_commit(send)
+
+
+def _check_can_work(*, verifier: User, batch: Batch) -> None:
+    if verifier.role != Role.VERIFIER:
+        raise VerificationError("only verifiers work the audit queue", code="forbidden", status=403)
+    if not batch.pools.filter(members=verifier).exists():
+        raise VerificationError(f"batch {batch.name} is not open to you", code="forbidden", status=403)
+
+
+def _check_open(*, batch: Batch) -> None:
+    if batch.status != BatchStatus.OPEN:
+        raise VerificationError(f"batch {batch.name} is {batch.status}", code=f"batch_{batch.status}", status=409)
+
+
+# --- queue slots ----------------------------------------------------------------------
+
+
+def batch_queue_sync(*, batch: Batch) -> int:
+    """Create the queue slots of the batch's items that have none yet; returns how many."""
+    missing = Item.objects.filter(batch=batch, queue_slot__isnull=True).annotate(n=Count("judgments")).values_list(
+        "pk", "is_gold", "n"
+    )
+    rows = [
+        QueueSlot(
+            item_id=pk,
+            batch=batch,
+            needed=GOLD_NEEDED if gold else max(batch.overlap, n),
+            taken=n,
+            is_gold=gold,
+        )
+        for pk, gold, n in missing
+    ]
+    QueueSlot.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def claims_expire(*, batch: Batch | None = None, now: datetime | None = None) -> int:
+    """Return claims whose lease ran out to the pool. Locked claims are left for next time."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        qs = claims_for_update(skip_locked=True).filter(status=ClaimStatus.ACTIVE, expires_at__lte=now)
+        if batch is not None:
+            qs = qs.filter(batch=batch)
+        rows = list(qs.values_list("pk", "item_id"))
+        if not rows:
+            return 0
+        Claim.objects.filter(pk__in=[pk for pk, _ in rows]).update(status=ClaimStatus.EXPIRED)
+        _slots_release(Counter(item_id for _, item_id in rows))
+    return len(rows)
+
+
+def _slots_release(counts: Counter) -> None:
+    for item_id in sorted(counts):  # fixed order: no deadlock between two sweepers
+        QueueSlot.objects.filter(pk=item_id).update(taken=F("taken") - counts[item_id])
+
+
+def _gold_due(*, verifier: User, batch: Batch) -> bool:
+    if batch.gold_rate <= 0:
+        return False
+    counts = Claim.objects.filter(
+        verifier=verifier, batch=batch, status__in=[ClaimStatus.ACTIVE, ClaimStatus.ANSWERED]
+    ).aggregate(total=Count("pk"), gold=Count("pk", filter=Q(is_gold=True)))
+    return counts["gold"] < batch.gold_rate * (counts["total"] + 1)
+
+
+def open_slots_for(*, verifier: User, batch: Batch, gold: bool | None = False):
+    """Slots of the batch that still need judgments and that this verifier has not seen through."""
+    mine = Claim.objects.filter(
+        item_id=OuterRef("item_id"),
+        verifier=verifier,
+        status__in=[ClaimStatus.ACTIVE, ClaimStatus.ANSWERED, ClaimStatus.SKIPPED],
+    )
+    judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
+    qs = QueueSlot.objects.filter(batch=batch, taken__lt=F("needed")).exclude(Exists(mine)).exclude(Exists(judged))
+    if gold is not None:
+        qs = qs.filter(is_gold=gold)
+    return qs
+
+
+def _slot_pick(*, verifier: User, batch: Batch, gold: bool) -> QueueSlot | None:
+    pks = open_slots_for(verifier=verifier, batch=batch, gold=gold).values("pk")
+    return (
+        open_slots_for_update()
+        .filter(pk__in=pks, taken__lt=F("needed"))
+        .select_related("item", "item__context__domain")
+        .order_by("item_id")
+        .first()
+    )
+
+
+def _slot_pick_mixed(*, verifier: User, batch: Batch) -> QueueSlot | None:
+    slot = None
+    if _gold_due(verifier=verifier, batch=batch):
+        slot = _slot_pick(verifier=verifier, batch=batch, gold=True)
+    if slot is None:
+        slot = _slot_pick(verifier=verifier, batch=batch, gold=False)
+    return slot
+
+
+# --- claims and judgments ----------------------------------------------------------------
+
+
+@transaction.atomic
+def item_claim_next(*, verifier: User, batch: Batch) -> Claim | None:
+    """The verifier's next item of the batch: its live claim, or a new claim on an item that
+    still needs judgments and that this verifier has not judged. None when nothing is left.
+
+    SKIP LOCKED on the queue slots lets many verifiers claim at once without waiting on each
+    other, and `taken < needed` is re-checked on the locked row, so no item passes k.
+    """
+    _check_can_work(verifier=verifier, batch=batch)
+    verifier_for_update(verifier_id=verifier.pk)
+    now = timezone.now()
+    live = (
+        Claim.objects.filter(verifier=verifier, batch=batch, status=ClaimStatus.ACTIVE, expires_at__gt=now)
+        .select_related("item", "item__context__domain", "batch")
+        .first()
+    )
+    if live is not None and batch.status != BatchStatus.CLOSED:
+        return live  # a paused batch still lets a verifier finish the item in hand
+    _check_open(batch=batch)
+    slot = _slot_pick_mixed(verifier=verifier, batch=batch)
+    for _ in range(20):
+        # Open slots all locked by verifiers claiming right now: they commit in milliseconds,
+        # and one of those slots may still have room for this verifier. Look again.
+        if slot is not None or not open_slots_for(verifier=verifier, batch=batch, gold=False).exists():
+            break
+        time.sleep(0.005)
+        slot = _slot_pick_mixed(verifier=verifier, batch=batch)
+    if slot is None:
+        # Only when the queue looks empty: return lapsed leases to the pool and create the
+        # slots of items added since, then look again. Keeps the common path short.
+        expired = claims_expire(batch=batch, now=now)
+        created = 0
+        if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists():
+            created = batch_queue_sync(batch=batch)
+        if expired or created:
+            slot = _slot_pick_mixed(verifier=verifier, batch=batch)
+    if slot is None:
+        return None
+    QueueSlot.objects.filter(pk=slot.pk).update(taken=F("taken") + 1)
+    claim = Claim.objects.create(
+        item_id=slot.item_id,
+        verifier=verifier,
+        batch=batch,
+        display_order=display_order_for(verifier_id=verifier.pk, item_pk=slot.item_id),
+        expires_at=now + timedelta(minutes=batch.lease_minutes),
+        is_gold=slot.is_gold,
+    )
+    claim.item = slot.item  # fetched with its context and domain by the pick
+    return claim
+
+
+def _claim_locked(*, verifier: User, claim_id, related: tuple[str, ...] = ()) -> Claim:
+    try:
+        return claims_for_update().select_related(*related).get(pk=uuid.UUID(str(claim_id)), verifier=verifier)
+    except (Claim.DoesNotExist, ValueError):
+        raise VerificationError("no such claim", code="not_found", status=404, field="claim") from None
+
+
+@transaction.atomic
+def claim_skip(*, verifier: User, claim_id: uuid.UUID) -> Claim:
+    """Give an item back without judging it; this verifier is not offered it again in the batch."""
+    claim = _claim_locked(verifier=verifier, claim_id=claim_id)
+    if claim.status == ClaimStatus.SKIPPED:
+        return claim
+    if claim.status != ClaimStatus.ACTIVE:
+        raise VerificationError(f"this claim is {claim.status}", code="claim_not_active", status=409)
+    claim.status = ClaimStatus.SKIPPED
+    claim.save(update_fields=["status"])
+    _slots_release(Counter([claim.item_id]))
+    return claim
+
+
+@dataclass(frozen=True)
+class Submission:
+    judgment: Judgment
+    created: bool
+
+
+@transaction.atomic
+def judgment_submit(
+    *,
+    verifier: User,
+    claim_id: uuid.UUID | str,
+    choice: str,
+    idempotency_key: uuid.UUID | str,
+    implausible: Iterable[str] = (),
+    comment: str = "",
+    source: str = "form",
+) -> Submission:
+    """Store the verifier's answer to a claimed item, exactly once.
+
+    The same idempotency key (a double click, a resent form, an API retry) returns the
+    judgment already stored; so does a second answer to an answered claim.
+    """
+    try:
+        key = uuid.UUID(str(idempotency_key))
+    except ValueError:
+        raise VerificationError("idempotency_key must be a UUID", field="idempotency_key") from None
+    existing = Judgment.objects.filter(idempotency_key=key).first()
+    if existing is not None:
+        if existing.verifier_id != verifier.pk:
+            raise VerificationError("idempotency_key already used", code="key_reused", field="idempotency_key")
+        return Submission(existing, False)
+    claim = _claim_locked(verifier=verifier, claim_id=claim_id, related=("batch", "item"))
+    previous = Judgment.objects.filter(item_id=claim.item_id, verifier=verifier).first()
+    if previous is not None:
+        return Submission(previous, False)
+    if claim.batch.status == BatchStatus.CLOSED:
+        raise VerificationError(f"batch {claim.batch.name} is closed", code="batch_closed", status=409)
+    label, displayed = choice_to_label(display_order=claim.display_order, variant=claim.item.variant, choice=choice)
+    marks = implausible_to_original(display_order=claim.display_order, marks=implausible)
+    if claim.status != ClaimStatus.ACTIVE:
+        # The lease ran out (or the item was skipped): answer anyway if the item still needs it.
+        retaken = QueueSlot.objects.filter(pk=claim.item_id, taken__lt=F("needed")).update(taken=F("taken") + 1)
+        if not retaken:
+            raise VerificationError(
+                "the lease on this item expired and other verifiers have completed it", code="claim_expired", status=409
+            )
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            judgment = Judgment.objects.create(
+                item_id=claim.item_id,
+                verifier=verifier,
+                batch=claim.batch,
+                claim=claim,
+                label=label,
+                displayed_label=displayed,
+                implausible=marks,
+                comment=(comment or "").strip()[:5000],
+                seconds_spent=round(max(0.0, (now - claim.claimed_at).total_seconds()), 3),
+                idempotency_key=key,
+                source=source,
+            )
+    except IntegrityError:
+        same = Judgment.objects.filter(idempotency_key=key, verifier=verifier).first()
+        if same is None:
+            raise VerificationError("idempotency_key already used", code="key_reused", field="idempotency_key") from None
+        return Submission(same, False)
+    claim.status = ClaimStatus.ANSWERED
+    claim.save(update_fields=["status"])
+    judgment.claim, judgment.item = claim, claim.item
+    from .tasks import batch_progress_check
+
+    _enqueue_after_commit(batch_progress_check, batch_id=claim.batch_id)
+    return Submission(judgment, True)
+
+
+@transaction.atomic
+def judgment_change(
+    *, verifier: User, judgment_id: int, choice: str, implausible: Iterable[str] = (), comment: str = ""
+) -> Judgment:
+    """Change one of the verifier's own answers; allowed until the batch closes."""
+    try:
+        judgment = judgments_for_update().select_related("batch", "item", "claim").get(pk=judgment_id, verifier=verifier)
+    except Judgment.DoesNotExist:
+        raise VerificationError("no such judgment", code="not_found", status=404) from None
+    if judgment.batch.status == BatchStatus.CLOSED:
+        raise VerificationError(f"batch {judgment.batch.name} is closed", code="batch_closed", status=409)
+    order = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS)
+    judgment.label, judgment.displayed_label = choice_to_label(
+        display_order=order, variant=judgment.item.variant, choice=choice
+    )
+    judgment.implausible = implausible_to_original(display_order=order, marks=implausible)
+    judgment.comment = (comment or "").strip()[:5000]
+    judgment.save(update_fields=["label", "displayed_label", "implausible", "comment", "updated_at"])
+    return judgment
+
+
+# --- batches (staff) -----------------------------------------------------------------------
+
+
+def _batch_for_update(*, name: str | None = None, batch: Batch | None = None) -> Batch:
+    if batch is not None:
+        name = batch.name
+    try:
+        return Batch.objects.select_for_update().get(name=name)
+    except Batch.DoesNotExist:
+        raise VerificationError(f"no batch named {name!r}", code="not_found", status=404, field="batch") from None
+
+
+@transaction.atomic
+def batch_open(
+    *,
+    name: str,
+    overlap: int | None = None,
+    pools: Iterable[str] = (),
+    lease_minutes: int | None = None,
+    gold_rate: float | None = None,
+) -> tuple[Batch, bool]:
+    """Open (create or reopen) a batch to pools of verifiers, with overlap k."""
+    if overlap is not None and overlap < 1:
+        raise VerificationError("overlap must be at least 1", field="overlap")
+    if gold_rate is not None and not 0 <= gold_rate <= 1:
+        raise VerificationError("gold_rate must be between 0 and 1", field="gold_rate")
+    if lease_minutes is not None and lease_minutes < 1:
+        raise VerificationError("lease_minutes must be at least 1", field="lease_minutes")
+    pool_objs = []
+    for pool_name in pools:
+        pool = Pool.objects.filter(name=pool_name).first()
+        if pool is None:
+            raise VerificationError(f"no pool named {pool_name!r}", code="not_found", field="pool")
+        pool_objs.append(pool)
+    batch, created = Batch.objects.get_or_create(
+        name=name, defaults={"overlap": overlap or settings.DIALTOM_DEFAULT_OVERLAP, "lease_minutes": settings.DIALTOM_LEASE_MINUTES}
+    )
+    batch = Batch.objects.select_for_update().get(pk=batch.pk)
+    fields = ["status", "closed_at"]
+    batch.status, batch.closed_at = BatchStatus.OPEN, None
+    if overlap is not None:
+        batch.overlap = overlap
+        fields.append("overlap")
+    if lease_minutes is not None:
+        batch.lease_minutes = lease_minutes
+        fields.append("lease_minutes")
+    if gold_rate is not None:
+        batch.gold_rate = gold_rate
+        fields.append("gold_rate")
+    batch.save(update_fields=fields)
+    if pool_objs:
+        batch.pools.add(*pool_objs)
+    batch_queue_sync(batch=batch)
+    QueueSlot.objects.filter(batch=batch, is_gold=False).exclude(needed=batch.overlap).update(
+        needed=Greatest(batch.overlap, F("taken"))
+    )
+    return batch, created
+
+
+def batch_reopen(*, batch: Batch) -> Batch:
+    """Open a paused or closed batch again, keeping its settings (the dashboard's door)."""
+    return batch_open(name=batch.name)[0]
+
+
+@transaction.atomic
+def batch_pools_set(*, name: str, pools: Iterable[str]) -> Batch:
+    batch = _batch_for_update(name=name)
+    objs = list(Pool.objects.filter(name__in=list(pools)))
+    unknown = set(pools) - {p.name for p in objs}
+    if unknown:
+        raise VerificationError(f"no pool named {sorted(unknown)[0]!r}", code="not_found", field="pool")
+    batch.pools.set(objs)
+    return batch
+
+
+@transaction.atomic
+def batch_pause(*, name: str | None = None, batch: Batch | None = None) -> Batch:
+    """No new items are handed out; answers to claims already held are still accepted."""
+    batch = _batch_for_update(name=name, batch=batch)
+    if batch.status == BatchStatus.CLOSED:
+        raise VerificationError(f"batch {batch.name} is closed", code="batch_closed", status=409)
+    batch.status = BatchStatus.PAUSED
+    batch.save(update_fields=["status"])
+    return batch
+
+
+@transaction.atomic
+def batch_close(*, name: str | None = None, batch: Batch | None = None) -> Batch:
+    """No new items, no new or changed answers; live claims are released."""
+    batch = _batch_for_update(name=name, batch=batch)
+    if batch.status != BatchStatus.CLOSED:
+        batch.status, batch.closed_at = BatchStatus.CLOSED, timezone.now()
+        batch.save(update_fields=["status", "closed_at"])
+    live = list(claims_for_update().filter(batch=batch, status=ClaimStatus.ACTIVE).values_list("pk", "item_id"))
+    if live:
+        Claim.objects.filter(pk__in=[pk for pk, _ in live]).update(status=ClaimStatus.EXPIRED)
+        _slots_release(Counter(item_id for _, item_id in live))
+    return batch
+
+
+# --- gold items ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def items_gold_set(*, item_ids: Iterable[str], is_gold: bool) -> int:
+    """Mark items as attention checks (their answer key is the known answer), or unmark them."""
+    ids = list(item_ids)
+    items = list(Item.objects.select_for_update(of=("self",)).filter(item_id__in=ids).select_related("batch").order_by("pk"))
+    unknown = set(ids) - {i.item_id for i in items}
+    if unknown:
+        raise VerificationError(f"no item {sorted(unknown)[0]!r}", code="not_found", field="item_id")
+    Item.objects.filter(pk__in=[i.pk for i in items]).update(is_gold=is_gold)
+    slots = QueueSlot.objects.filter(item__in=[i.pk for i in items]).order_by("pk")
+    if is_gold:
+        slots.update(is_gold=True, needed=GOLD_NEEDED)
+    else:
+        for item in items:
+            if item.batch_id:
+                QueueSlot.objects.filter(pk=item.pk).update(
+                    is_gold=False, needed=Greatest(item.batch.overlap, F("taken"))
+                )
+    return len(items)
