@@ -53,8 +53,8 @@ def categories_for(*, variants) -> list[str]:
 
 
 def batch_is_complete(*, batch_id: int, overlap: int) -> bool:
-    """Every item of the batch holds at least `overlap` judgments (and there is an item)."""
-    items = Item.objects.filter(batch_id=batch_id)
+    """Every non-gold item of the batch holds at least `overlap` judgments (and there is one)."""
+    items = Item.objects.filter(batch_id=batch_id, is_gold=False)
     if not items.exists():
         return False
     return not items.annotate(n=Count("judgments")).filter(n__lt=overlap).exists()
