@@ -18,8 +18,8 @@
    Bare crowd-kit is timed before and after the pipeline; the mean is used.
 Prints both times and the ratio (goal: within 1.3x), and checks the labels agree.
 
-Environment: DATABASE_URL names the server (the database used is BENCH_DATABASE, default
-dialtom_bench, dropped and recreated), REDIS_URL / TEST_REDIS_URL the broker,
+Environment: DATABASE_URL names the server and, if its name starts with dialtom_bench, the
+database (else BENCH_DATABASE, default dialtom_bench); that database is dropped and recreated. REDIS_URL / TEST_REDIS_URL the broker,
 CELERY_TASK_DEFAULT_QUEUE the queue (default dialtom-bench).
 """
 from __future__ import annotations
@@ -40,8 +40,11 @@ sys.path.insert(0, str(ROOT))
 
 def configure_env() -> dict:
     server = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dialtom")
-    name = os.environ.get("BENCH_DATABASE", "dialtom_bench")
     parsed = urlparse(server)
+    # bench/run_all.py hands each benchmark DATABASE_URL=.../dialtom_bench_<name>: use that
+    # database; any other name (say, your real `dialtom`) is never dropped: dialtom_bench is.
+    given = parsed.path.lstrip("/")
+    name = os.environ.get("BENCH_DATABASE") or (given if given.startswith("dialtom_bench") else "dialtom_bench")
     env = {
         "DATABASE_URL": urlunparse(parsed._replace(path=f"/{name}")),
         "REDIS_URL": os.environ.get("REDIS_URL") or os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"),
@@ -209,6 +212,15 @@ def main() -> None:
     }
     print(f"ratio pipeline / bare crowd-kit = {result['ratio']:.3f} wall (goal <= 1.3), "
           f"{result['cpu_ratio']:.3f} CPU (worker processes vs bare); labels equal {result['labels_equal']}")
+    print()
+    print("| measure | value |")
+    print("|---|---|")
+    print(f"| set | {a.contexts} contexts, {result['items']} items, {result['judgments']} judgments, {result['batches']} batches |")
+    print(f"| import_judgments | {t_import:.1f} s |")
+    print(f"| pipeline through Celery ({a.concurrency} worker process) | {pipeline:.2f} s |")
+    print(f"| bare crowd-kit (mean of {bare_before:.2f} and {bare_after:.2f}) | {bare:.2f} s |")
+    print(f"| ratio (goal <= 1.3) | {result['ratio']:.3f} wall, {result['cpu_ratio']:.3f} CPU |")
+    print(f"| labels equal to bare crowd-kit | {result['labels_equal']} |")
     if a.json:
         print(json.dumps(result))
     if not a.keep:
