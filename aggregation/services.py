@@ -118,7 +118,9 @@ def aggregation_run_dispatch(*, run_id: int) -> bool:
     header = [aggregate_batch.si(run_id, batch_id) for batch_id in batch_ids]
     try:
         result = chord(header)(aggregation_run_finalize.si(run_id))
-    except _broker_errors() as exc:
+    except (*_broker_errors(), RuntimeError) as exc:
+        # RuntimeError: Celery's Redis result backend gives up reconnecting with one
+        # ("Retry limit exceeded while trying to reconnect to the Celery result store").
         logger.exception("aggregation run %s not queued: broker unavailable", run_id)
         aggregation_run_fail(run_id=run_id, error=f"not queued, broker unavailable: {exc!r}")
         return False
