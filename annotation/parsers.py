@@ -75,9 +75,18 @@ def count_words(text: str) -> int:
 
 # --- helpers -------------------------------------------------------------------------
 
+def _read_bytes(path: str | Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, 0, "file", "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, 0, "file", "is a directory, not a file") from None
+
+
 def read_text(path: str | Path, *, encoding: str = "utf-8") -> str:
     """The whole file decoded; a decoding error names the line it happened on."""
-    raw = Path(path).read_bytes()
+    raw = _read_bytes(path)
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -276,6 +285,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     is not an object, and a file with no records at all.
     """
     seen_any = False
+    if not Path(path).is_file():
+        raise InputError(path, 0, "file", "no such file")
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
