@@ -272,7 +272,7 @@ Client and server share the machine ({os.cpu_count()} cores, load average {r['lo
 run: other jobs were running), so absolute figures are pessimistic; the ratio is the point.
 The bare view touches no database, while a queue request makes ~10 SQL statements in
 one transaction (token, pool check, verifier lock, live claim, `SKIP LOCKED` pick,
-counter update, claim insert, commit), so the ratio is mostly PostgreSQL round trips.
+counter update, claim insert, commit): the ratio is the price of that work.
 
 Where the time goes: sampling `pg_stat_activity` every 1.5 s during a run showed at most one
 active PostgreSQL backend (waiting on WAL sync or CPU) and no lock waits, so `SKIP LOCKED`
