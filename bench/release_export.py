@@ -123,6 +123,10 @@ def fill():
                         ac1_ci_low=0.88, ac1_ci_high=0.92, kappa=0.6, alpha=0.61)
             for b, (t, k) in per_batch.items()
         ])
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # fresh planner statistics for the bulk-inserted tables
+        cursor.execute("ANALYZE")
 
 
 def ensure_release():

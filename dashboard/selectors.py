@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.models import Role, User
 from aggregation.models import AggregationRun, ItemResult, RunStatus, WorkerResult
 from annotation.models import Batch, Item
+from releases.selectors import pairs_q
 from releases.selectors import current_batch_results, current_batch_runs, retention_counts
 from verification.models import Claim, ClaimStatus, Judgment, Label
 
@@ -328,10 +329,7 @@ def verifier_stats() -> list[dict]:
     pairs = current_batch_runs()
     ds = {}
     if pairs:
-        from functools import reduce
-        from operator import or_
-
-        q = reduce(or_, (Q(batch_id=b, run_id=r) for b, r in pairs.items()))
+        q = pairs_q(pairs)
         ds = {
             r["verifier_id"]: _ratio(r["weighted"], r["n"])
             for r in WorkerResult.objects.filter(q)
@@ -374,24 +372,26 @@ def verifier_stats() -> list[dict]:
     return out
 
 
-def crowd_worker_stats() -> list[dict] | None:
-    """Per crowd worker: references written and sent back, if the references app provides
-    `annotation.reference_services.reference_counts_by_worker()` ({user id: {"written", "sent_back"}}).
-    None while it does not exist."""
-    try:
-        from annotation.reference_services import reference_counts_by_worker  # noqa: PLC0415
-    except ImportError:
-        return None
-    counts = reference_counts_by_worker()
-    workers = User.objects.filter(Q(role=Role.CROWD_WORKER) | Q(id__in=list(counts))).order_by("username")
-    return [
-        {
-            "username": w.username,
-            "written": counts.get(w.id, {}).get("written", 0),
-            "sent_back": counts.get(w.id, {}).get("sent_back", 0),
-        }
-        for w in workers
-    ]
+def crowd_worker_stats() -> list[dict]:
+    """Per crowd worker: contexts submitted, reference texts written, accepted, sent back
+    (ever, as the reviewer's reason stays on the assignment) and waiting for rework (2 queries)."""
+    from annotation.models_references import AssignmentStatus, ReferenceAssignment  # noqa: PLC0415
+
+    stats = {
+        r["worker_id"]: r
+        for r in ReferenceAssignment.objects.values("worker_id")
+        .annotate(
+            submitted=Count("id", filter=Q(submitted_at__isnull=False), distinct=True),
+            written=Count("references", distinct=True),
+            accepted=Count("id", filter=Q(status=AssignmentStatus.ACCEPTED), distinct=True),
+            sent_back=Count("id", filter=~Q(review_reason=""), distinct=True),
+            to_rework=Count("id", filter=Q(status=AssignmentStatus.SENT_BACK), distinct=True),
+        )
+        .order_by("worker_id")
+    }
+    workers = User.objects.filter(Q(role=Role.CROWD_WORKER) | Q(id__in=list(stats))).order_by("username")
+    keys = ("submitted", "written", "accepted", "sent_back", "to_rework")
+    return [{"username": w.username, **{k: stats.get(w.id, {}).get(k, 0) for k in keys}} for w in workers]
 
 
 def latest_aggregation_run() -> AggregationRun | None:

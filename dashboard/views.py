@@ -114,8 +114,8 @@ def csv_tables() -> dict:
                    _pct(r["multiple_share"]), r["top_letter"], _pct(r["top_letter_share"]), "; ".join(r["outliers"])]
 
     def crowd():
-        for r in selectors.crowd_worker_stats() or []:
-            yield [r["username"], r["written"], r["sent_back"]]
+        for r in selectors.crowd_worker_stats():
+            yield [r["username"], r["submitted"], r["written"], r["accepted"], r["sent_back"], r["to_rework"]]
 
     return {
         "progress": (["batch", "status", "items", "judgments_done", "judgments_needed", "open", "in_progress", "complete",
@@ -132,7 +132,7 @@ def csv_tables() -> dict:
                            retention_runs),
         "verifiers": (["verifier", "excluded", "judgments", "median_seconds", "gold_judgments", "gold_accuracy", "ds_accuracy",
                        "none_share", "multiple_share", "top_letter", "top_letter_share", "outliers"], verifiers),
-        "crowd": (["worker", "references_written", "sent_back"], crowd),
+        "crowd": (["worker", "contexts_submitted", "references_written", "accepted", "sent_back", "to_rework"], crowd),
     }
 
 
@@ -164,8 +164,11 @@ def batch_action(request, batch_id: int, action: str):
     handler = {"pause": actions.batch_pause, "close": actions.batch_close, "reopen": actions.batch_reopen}.get(action)
     if handler is None:
         raise Http404(action)
-    handler(batch=batch, by=request.user)
-    messages.success(request, f"Batch {batch.name}: {action} done.")
+    try:
+        handler(batch=batch, by=request.user)
+        messages.success(request, f"Batch {batch.name}: {action} done.")
+    except actions.ActionError as exc:
+        messages.error(request, str(exc))
     return _done(request, "progress")
 
 
@@ -185,9 +188,9 @@ def verifier_action(request, user_id: int, action: str):
 @require_POST
 def aggregation_start(request):
     try:
-        actions.aggregation_start(by=request.user)
-        messages.success(request, "Aggregation run started.")
-    except actions.ActionUnavailable as exc:
+        run = actions.aggregation_start(by=request.user)
+        messages.success(request, f"Aggregation run #{run.pk} started.")
+    except actions.ActionError as exc:
         messages.error(request, str(exc))
     return redirect("dashboard:index")
 

@@ -26,21 +26,25 @@ def current_batch_runs() -> dict[int, int]:
     return {row["batch_id"]: row["run_id"] for row in rows}
 
 
-def _pairs_q(pairs: dict[int, int], *, prefix: str = "") -> Q:
+def pairs_q(pairs: dict[int, int], *, prefix: str = "") -> Q:
+    """(run, batch) pairs as a filter: one `run_id = r AND batch_id IN (…)` term per run."""
     if not pairs:
         return Q(pk__in=[])
-    return reduce(or_, (Q(**{f"{prefix}batch_id": b, f"{prefix}run_id": r}) for b, r in pairs.items()))
+    by_run: dict[int, list[int]] = {}
+    for batch_id, run_id in sorted(pairs.items()):
+        by_run.setdefault(run_id, []).append(batch_id)
+    return reduce(or_, (Q(**{f"{prefix}run_id": r, f"{prefix}batch_id__in": b}) for r, b in sorted(by_run.items())))
 
 
 def current_item_results(*, pairs: dict[int, int] | None = None) -> QuerySet[ItemResult]:
     """ItemResults of the current run of every batch (gold items excluded: they are scored, not released)."""
     pairs = current_batch_runs() if pairs is None else pairs
-    return ItemResult.objects.filter(_pairs_q(pairs)).filter(item__is_gold=False)
+    return ItemResult.objects.filter(pairs_q(pairs)).filter(item__is_gold=False)
 
 
 def current_batch_results(*, pairs: dict[int, int] | None = None) -> QuerySet[BatchResult]:
     pairs = current_batch_runs() if pairs is None else pairs
-    return BatchResult.objects.filter(_pairs_q(pairs)).select_related("batch", "run").order_by("batch__name")
+    return BatchResult.objects.filter(pairs_q(pairs)).select_related("batch", "run").order_by("batch__name")
 
 
 RELEASE_VALUES = (

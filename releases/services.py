@@ -97,9 +97,9 @@ def release_build(*, release_id: int) -> Release:
 
 
 def _references_rows():
-    """Accepted crowd references, if the references app provides its export (issue 4)."""
+    """Accepted crowd references ({context_id, worker, attribute, text}), from the references app."""
     try:
-        from annotation.reference_services import references_export_rows  # noqa: PLC0415
+        from annotation.reference_selectors import references_export_rows  # noqa: PLC0415
     except ImportError:
         return None
     return references_export_rows()

@@ -18,3 +18,6 @@ if ! redis_up; then
   redis_up || { echo "Redis did not start" >&2; exit 1; }
 fi
 echo "PostgreSQL and Redis answer."
+# The development database (tests make their own `test_dialtom` next to it).
+psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='dialtom'" | grep -q 1 \
+  || createdb -h 127.0.0.1 -U postgres dialtom

@@ -171,6 +171,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a `status`: name each choice set after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "ReleaseStatusEnum": "releases.models.ReleaseStatus",
+        "AggregationRunStatusEnum": "aggregation.models.RunStatus",
+        "BatchStatusEnum": "annotation.models.BatchStatus",
+    },
 }
 
 # --- Domain settings -------------------------------------------------------------------
@@ -202,4 +208,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    # In-process (eager) tasks would log every call at INFO: keep the demo's console readable.
+    "loggers": {"celery.app.trace": {"level": env("CELERY_TRACE_LOG_LEVEL", "WARNING")}},
 }

@@ -95,15 +95,12 @@ def test_verifier_cannot_act(client, verifier, world):
     assert Batch.objects.get(pk=world.batch_a.id).status == BatchStatus.OPEN
 
 
-def test_start_aggregation_reports_clearly_when_unavailable(client, staff, world, monkeypatch):
-    from dashboard import actions
-
-    monkeypatch.setattr(actions, "AGGREGATION_ENTRY_POINTS", (("aggregation.services", "no_such_service"),))
+def test_pausing_a_closed_batch_is_refused_with_a_message(client, staff, world):
     client.force_login(staff)
-    response = client.post(reverse("dashboard:aggregation-start"), follow=True)
-    assert response.status_code == 200
-    body = response.content.decode()
-    assert "Aggregation run started" in body or "Aggregation cannot be started from here yet" in body
+    client.post(reverse("dashboard:batch-action", args=[world.batch_b.id, "close"]))
+    response = client.post(reverse("dashboard:batch-action", args=[world.batch_b.id, "pause"]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and "is closed" in response.content.decode()
+    assert Batch.objects.get(pk=world.batch_b.id).status == BatchStatus.CLOSED
 
 
 def test_staff_creates_a_release_from_the_dashboard(client, staff, world, django_capture_on_commit_callbacks):
@@ -120,15 +117,16 @@ def test_staff_creates_a_release_from_the_dashboard(client, staff, world, django
     assert "already exists" in response.content.decode()
 
 
-def test_start_aggregation_calls_the_aggregation_service(client, staff, world, monkeypatch):
-    import types
+def test_start_aggregation_creates_a_run_of_every_batch(client, staff, world, django_capture_on_commit_callbacks):
+    from aggregation.models import AggregationRun
 
-    from dashboard import actions
-
-    calls = []
-    module = types.SimpleNamespace(aggregation_run_start=lambda *, started_by, trigger: calls.append((started_by, trigger)))
-    monkeypatch.setattr(actions, "_provided", lambda mod, name: getattr(module, name, None) if mod == "aggregation.services" else None)
     client.force_login(staff)
-    response = client.post(reverse("dashboard:aggregation-start"), follow=True)
-    assert "Aggregation run started" in response.content.decode()
-    assert calls == [(staff, "dashboard")]
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(reverse("dashboard:aggregation-start"), follow=False)
+    assert response.status_code == 302
+    run = AggregationRun.objects.order_by("-id").first()
+    assert run.trigger == "dashboard" and run.started_by == staff
+    assert sorted(run.batches.values_list("name", flat=True)) == ["batch-a", "batch-b"]
+    assert len(callbacks) == 1  # the Celery chord is dispatched after commit (not run here)
+    response = client.get(reverse("dashboard:fragment", args=["run"]))
+    assert f"#{run.id}" in response.content.decode()

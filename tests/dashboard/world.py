@@ -6,13 +6,16 @@ batch-a (k=3): 6 items — 4 retrospective (mi: trust, belief, emotion; esc: des
   esc-desire, esc-prospective-1. AC1 0.91 [0.85, 0.97], kappa 0.52, alpha 0.55.
 batch-b (k=3): 2 items; one judged once (in progress), one untouched (open). Not aggregated.
 A failed run 3 on batch-a must change nothing.
+Crowd references on mi-s0001-w00: crowd-1 accepted (6 texts), crowd-2 sent back once and
+resubmitted (6 texts), crowd-3 no work.
 Judgments done 19 of 24 needed.
 """
 from dataclasses import dataclass, field
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
 from annotation.models import Domain
-from tests.factories import BatchFactory, ContextFactory, ItemFactory, JudgmentFactory, ProspectiveItemFactory, UserFactory
+from annotation.models_references import AssignmentStatus, Reference, ReferenceAssignment, ReferenceSet, ReferenceSetContext
+from tests.factories import BatchFactory, CrowdWorkerFactory, ContextFactory, ItemFactory, JudgmentFactory, ProspectiveItemFactory, UserFactory
 
 
 @dataclass
@@ -100,6 +103,30 @@ def make_world() -> World:
         for verifier, accuracy in zip(verifiers, (0.9, 0.8, 0.3)):
             WorkerResult.objects.create(run=run, batch=batch_a, verifier=verifier, accuracy=accuracy, n_judgments=6)
         setattr(w, f"run{n}", run)
+    make_references(context=mi1)
     failed = AggregationRun.objects.create(status=RunStatus.FAILED, error="boom")
     BatchResult.objects.create(run=failed, batch=batch_a, items=6, judgments=18, retained=0, ac1=0.1)
     return w
+
+
+ATTRIBUTES = ("belief", "desire", "intention", "emotion", "knowledge", "trust")
+
+
+def make_references(*, context) -> None:
+    from django.utils import timezone
+
+    workers = [CrowdWorkerFactory(username=f"crowd-{n}") for n in (1, 2, 3)]
+    member = ReferenceSetContext.objects.create(
+        reference_set=ReferenceSet.objects.create(name="refs-1"), context=context, position=0
+    )
+    now = timezone.now()
+    for slot, (worker, status, reason) in enumerate(
+        [(workers[0], AssignmentStatus.ACCEPTED, ""), (workers[1], AssignmentStatus.SUBMITTED, "too short, please expand")]
+    ):
+        assignment = ReferenceAssignment.objects.create(
+            member=member, worker=worker, slot=slot, status=status, expires_at=now, submitted_at=now, review_reason=reason
+        )
+        Reference.objects.bulk_create(
+            [Reference(assignment=assignment, attribute=a, text=f"{worker.username} thinks the client's {a} is mixed")
+             for a in ATTRIBUTES]
+        )

@@ -1,4 +1,8 @@
-"""The staff dashboard in headless Chromium: the fixture's numbers are on the page, live."""
+"""The staff dashboard in headless Chromium: the fixture's numbers are on the page, live.
+
+`UPDATE_SCREENSHOTS=1` writes the screenshot to docs/img/dashboard.png (otherwise to tmp).
+"""
+import os
 from pathlib import Path
 
 from tests.dashboard.world import make_world
@@ -7,7 +11,7 @@ from tests.factories import StaffFactory, UserFactory
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "dashboard.png"
 
 
-def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login):
+def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login, tmp_path):
     make_world()
     page = login(StaffFactory(username="admin07"))
     page.goto(f"{live_server.url}/dashboard/")
@@ -29,9 +33,11 @@ def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login):
     page.click("#progress-table tr[data-batch=batch-b] button:has-text('Pause')")
     page.wait_for_selector("#progress-table tr[data-batch=batch-b] button:has-text('Reopen')")
 
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    target = SCREENSHOT if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "dashboard.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    page.screenshot(path=str(target), full_page=True)
+    assert target.stat().st_size > 10_000
 
 
 def test_verifier_is_refused(transactional_db, live_server, login):

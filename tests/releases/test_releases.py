@@ -64,12 +64,19 @@ def test_release_writes_retained_items_and_manifest(world, release_root):
     assert agreement["batch"] == "batch-a" and agreement["ac1"] == 0.91 and agreement["ac1_ci"] == [0.85, 0.97]
     assert manifest["aggregation"]["runs"][0]["id"] == world.run2.id
     assert manifest["aggregation"]["runs"][0]["settings"] == {"threshold": 0.5, "method": "ds"}
+    # Accepted crowd references only: crowd-1's six, not crowd-2's (submitted, not accepted).
+    references = [json.loads(line) for line in (folder / "references.jsonl").read_text().splitlines()]
+    assert manifest["references"] == 6 == len(references) and manifest["files"]["references.jsonl"]["rows"] == 6
+    assert references[0] == {"context_id": "mi-s0001-w00", "worker": "crowd-1", "attribute": "belief",
+                             "text": "crowd-1 thinks the client's belief is mixed"}
     for name in ("items.jsonl", "items.csv", "items.parquet"):
         assert manifest["files"][name]["sha256"] == hashlib.sha256((folder / name).read_bytes()).hexdigest()
         assert manifest["files"][name]["rows"] == 4
 
 
-def test_jsonl_loads_with_datasets_and_parquet_with_pandas(world, release_root, tmp_path):
+def test_jsonl_loads_with_datasets_and_parquet_with_pandas(world, release_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # a local file: never the network
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import datasets
 
     build()
@@ -103,7 +110,7 @@ def test_make_release_json(world, release_root, capsys):
     jsonl = result["files"]["items.jsonl"]
     assert jsonl["path"] == str(release_root / "2026.1" / "items.jsonl")
     assert jsonl["sha256"] == hashlib.sha256(open(jsonl["path"], "rb").read()).hexdigest()
-    assert set(result["files"]) == {"items.jsonl", "items.csv", "items.parquet", "manifest.json"}
+    assert set(result["files"]) == {"items.jsonl", "items.csv", "items.parquet", "references.jsonl", "manifest.json"}
     with pytest.raises(CommandError, match="--version"):
         call_command("make_release", "--version", "2026.1")
 
