@@ -116,7 +116,7 @@ def main() -> None:
 
     from aggregation import services
     from aggregation.dawid_skene import sorted_frame
-    from aggregation.models import AggregationRun, ItemResult, RunStatus
+    from aggregation.models import ItemResult, RunStatus
     from tests.aggregation import synthetic
 
     out = Path(tempfile.mkdtemp(prefix="dialtom-bench-"))
