@@ -41,6 +41,9 @@ def free_port() -> int:
 def subprocess_env(**extra: str) -> dict[str, str]:
     """The environment for a child process that must use THIS test database."""
     env = dict(os.environ)
+    # The browser tests allow the sync ORM beside Playwright's event loop in this process
+    # (tests/e2e/conftest.py); a child process has no such loop and must not inherit that.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update({"DATABASE_URL": database_url(), "PYTHONPATH": ROOT, "PYTHONDONTWRITEBYTECODE": "1"})
     env.update(extra)
     return env
