@@ -26,17 +26,22 @@ class BatchFit:
     priors: pd.Series  # label -> prior
     iterations: int
 
+    def _diagonal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per errors_ row: its worker, observed label, and P(observed | truth = observed)."""
+        workers = self.errors.index.get_level_values("worker").to_numpy()
+        observed = self.errors.index.get_level_values("label").to_numpy()
+        columns = {lab: k for k, lab in enumerate(self.errors.columns)}
+        values = self.errors.to_numpy(dtype=float)
+        cols = np.array([columns.get(lab, -1) for lab in observed])
+        diag = np.where(cols >= 0, values[np.arange(len(values)), np.maximum(cols, 0)], 0.0)
+        return workers, observed, diag
+
     def worker_accuracy(self) -> pd.Series:
         """Σ_c prior(c) · P(worker says c | truth is c): the chance of a right answer on a random item."""
         if self.errors.empty:
             return pd.Series(dtype=float)
-        observed = self.errors.index.get_level_values("label")
-        columns = list(self.errors.columns)
-        diag = np.array(
-            [self.errors.iat[i, columns.index(lab)] if lab in columns else 0.0 for i, lab in enumerate(observed)]
-        )
+        workers, observed, diag = self._diagonal()
         weights = self.priors.reindex(observed).fillna(0.0).to_numpy()
-        workers = self.errors.index.get_level_values("worker")
         return pd.Series(diag * weights, index=workers).groupby(level=0, sort=True).sum()
 
     def worker_confusion(self) -> dict[object, dict[str, dict[str, float]]]:
@@ -44,13 +49,18 @@ class BatchFit:
         out: dict[object, dict[str, dict[str, float]]] = {}
         if self.errors.empty:
             return out
-        for worker, block in self.errors.groupby(level="worker", sort=True):
-            block = block.droplevel("worker")
-            out[worker] = {
-                str(true): {str(obs): float(block.at[obs, true]) for obs in sorted(block.index)}
-                for true in sorted(block.columns)
-            }
-        return out
+        workers = self.errors.index.get_level_values("worker").tolist()
+        observed = [str(x) for x in self.errors.index.get_level_values("label").tolist()]
+        truths = [str(x) for x in self.errors.columns]
+        order = sorted(range(len(truths)), key=lambda k: truths[k])
+        for worker, obs, row in zip(workers, observed, self.errors.to_numpy(dtype=float).tolist()):
+            matrix = out.setdefault(worker, {truths[k]: {} for k in order})
+            for k in order:
+                matrix[truths[k]][obs] = row[k]
+        for matrix in out.values():  # observed labels in sorted order, for stable JSON
+            for true in matrix:
+                matrix[true] = dict(sorted(matrix[true].items()))
+        return dict(sorted(out.items()))
 
 
 def sorted_frame(frame: pd.DataFrame) -> pd.DataFrame:

@@ -8,6 +8,7 @@ selectors keep serving the previous succeeded run's results.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import platform
@@ -18,8 +19,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -142,11 +142,14 @@ def _finite(x) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
 
 
-def _agreement(judgments: pd.DataFrame, *, categories: list[str]) -> dict:
-    if judgments.empty:
-        return agreement_summary(np.zeros((0, len(categories))))
-    counts = pd.crosstab(judgments["task"], judgments["label"]).reindex(columns=categories, fill_value=0)
-    return agreement_summary(counts.to_numpy(dtype=float))
+def _category_counts(frame: pd.DataFrame, *, subjects: pd.Index, categories: list[str]) -> np.ndarray:
+    """subjects × categories counts of `frame`'s (task, label) rows; other tasks and labels are ignored."""
+    rows = pd.Categorical(frame["task"], categories=subjects).codes
+    cols = pd.Categorical(frame["label"], categories=categories).codes
+    keep = (rows >= 0) & (cols >= 0)
+    counts = np.zeros((len(subjects), len(categories)))
+    np.add.at(counts, (rows[keep], cols[keep]), 1.0)
+    return counts
 
 
 def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
@@ -170,22 +173,32 @@ def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
     )
 
     # Agreement over the benchmark's (non-gold) items, per batch and per task × domain.
+    # Categories are those the form offers; NOTA only where counterfactual items show it.
     benchmark = items[~items["is_gold"]]
-    usable = frame[frame["task"].isin(benchmark.index)]
-    batch_agreement = _agreement(usable, categories=selectors.categories_for(variants=benchmark["variant"]))
+    all_categories = selectors.categories_for(variants=["counterfactual"])
+    counts = _category_counts(frame, subjects=benchmark.index, categories=all_categories)
+    nota = all_categories.index("NOTA")
+
+    def counts_for(mask: np.ndarray, variants) -> tuple[np.ndarray, list[str]]:
+        cats = selectors.categories_for(variants=variants)
+        sub = counts[mask]
+        return (sub, cats) if "NOTA" in cats else (np.delete(sub, nota, axis=1), cats)
+
+    batch_counts, batch_categories = counts_for(np.ones(len(benchmark), dtype=bool), benchmark["variant"])
+    batch_agreement = agreement_summary(batch_counts)
     by_group = {}
-    task_of = benchmark["task"].to_dict()
-    domain_of = benchmark["domain"].to_dict()
-    keyed = usable.assign(group=usable["task"].map(lambda t: f"{task_of[t]}:{domain_of[t]}"))
-    for (task, domain), group_items in benchmark.groupby(["task", "domain"], sort=True):
-        key = f"{task}:{domain}"
-        group_judgments = keyed[keyed["group"] == key]
+    retained_flags = benchmark["retained"].to_numpy()
+    group_keys = (benchmark["task"] + ":" + benchmark["domain"]).to_numpy()
+    variants = benchmark["variant"].to_numpy()
+    for key in sorted(set(group_keys)):
+        mask = group_keys == key
+        group_counts, _ = counts_for(mask, variants[mask])
         by_group[key] = {
-            "items": int(len(group_items)),
-            "judgments": int(len(group_judgments)),
-            "retained": int(group_items["retained"].sum()),
-            "retention": float(group_items["retained"].mean()),
-            **_agreement(group_judgments, categories=selectors.categories_for(variants=group_items["variant"])),
+            "items": int(mask.sum()),
+            "judgments": int(group_counts.sum()),
+            "retained": int(retained_flags[mask].sum()),
+            "retention": float(retained_flags[mask].mean()),
+            **agreement_summary(group_counts),
         }
 
     # Workers: DS confusion and accuracy; gold accuracy against the answer key.
@@ -227,7 +240,7 @@ def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
             "by_group": by_group,
             "details": {
                 "ds_iterations": fit.iterations,
-                "categories": selectors.categories_for(variants=benchmark["variant"]),
+                "categories": batch_categories,
                 "pa": batch_agreement["pa"],
                 "ds_mv_agreement": float((items["label"] == items["mv_label"])[items["n_judgments"] > 0].mean())
                 if (items["n_judgments"] > 0).any()
@@ -237,6 +250,25 @@ def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
         },
         "timings": {"read": t_read - t0, "fit": t_fit - t_read, "stats": t_stats - t_fit},
     }
+
+
+ITEM_RESULT_COLUMNS = ("run", "item", "batch", "label", "posterior", "mv_label", "n_judgments", "retained")
+
+
+def _item_results_insert(rows) -> None:
+    """Insert ItemResult rows: COPY on PostgreSQL (the bulk of a run's writes), bulk_create elsewhere."""
+    if connection.vendor == "postgresql":
+        meta = ItemResult._meta
+        columns = ", ".join(connection.ops.quote_name(meta.get_field(f).column) for f in ITEM_RESULT_COLUMNS)
+        with connection.cursor() as cursor:
+            with cursor.cursor.copy(f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        return
+    ItemResult.objects.bulk_create(
+        [ItemResult(**{f"{f}_id" if f in ("run", "item", "batch") else f: v for f, v in zip(ITEM_RESULT_COLUMNS, row)}) for row in rows],
+        batch_size=2000,
+    )
 
 
 def batch_aggregate(*, run_id: int, batch_id: int) -> dict:
@@ -256,37 +288,27 @@ def batch_aggregate(*, run_id: int, batch_id: int) -> dict:
             return {"batch_id": batch_id, "skipped": run.status}
         if BatchResult.objects.filter(run_id=run_id, batch_id=batch_id).exists():
             return {"batch_id": batch_id, "skipped": "done"}
-        ItemResult.objects.bulk_create(
-            [
-                ItemResult(
-                    run_id=run_id,
-                    item_id=item_pk,
-                    batch_id=batch_id,
-                    label=label,
-                    posterior=float(posterior),
-                    mv_label=mv_label,
-                    n_judgments=int(n),
-                    retained=bool(retained),
-                )
-                for item_pk, label, posterior, mv_label, n, retained in zip(
-                    items["id"].tolist(),
-                    items["label"].tolist(),
-                    items["posterior"].tolist(),
-                    items["mv_label"].tolist(),
-                    items["n_judgments"].tolist(),
-                    items["retained"].tolist(),
-                )
-            ],
-            batch_size=5000,
+        _item_results_insert(
+            zip(
+                itertools.repeat(run_id),
+                items["id"].tolist(),
+                itertools.repeat(batch_id),
+                items["label"].tolist(),
+                items["posterior"].astype(float).tolist(),
+                items["mv_label"].tolist(),
+                items["n_judgments"].astype(int).tolist(),
+                items["retained"].astype(bool).tolist(),
+            )
         )
         WorkerResult.objects.bulk_create(
             [WorkerResult(run_id=run_id, batch_id=batch_id, **w) for w in computed["workers"]], batch_size=5000
         )
         timings = {**computed["timings"], "write": time.perf_counter() - t_write}
         BatchResult.objects.create(run_id=run_id, batch_id=batch_id, timings=timings, **computed["batch"])
-        AggregationRun.objects.filter(pk=run_id).update(batches_done=F("batches_done") + 1)
-        run.refresh_from_db(fields=["batches_done", "batches_total"])
-        AggregationRun.objects.filter(pk=run_id).update(progress=run.batches_done / max(run.batches_total, 1))
+        done = run.batches_done + 1  # the run row is locked: no lost update
+        AggregationRun.objects.filter(pk=run_id).update(
+            batches_done=done, progress=done / max(run.batches_total, 1)
+        )
     return {"batch_id": batch_id, "items": computed["batch"]["items"], "retained": computed["batch"]["retained"]}
 
 
@@ -376,6 +398,25 @@ class JudgmentImportError(Exception):
         super().__init__("\n".join(errors))
 
 
+def _csv_guarded(reader, *, name: str):
+    """The rows of a csv.reader; a file that is not CSV text (bytes that are not UTF-8, NUL
+    bytes, a field over the csv module's limit) becomes a clean file:line error."""
+    import csv
+
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:
+            raise JudgmentImportError(
+                [f"{name}:{reader.line_num + 1}: file: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})"]
+            ) from None
+        except csv.Error as exc:
+            raise JudgmentImportError([f"{name}:{reader.line_num}: file: not a valid CSV ({exc})"]) from None
+        yield row
+
+
 def judgments_import(*, path, max_errors: int = 50) -> dict:
     """Import `item_id,worker,label` rows: all or nothing, idempotent on item × worker.
 
@@ -408,7 +449,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
     except OSError as exc:
         raise JudgmentImportError([f"{name}:0: file: {exc.strerror or exc}"]) from exc
     with handle:
-        reader = csv.reader(handle)
+        reader = _csv_guarded(csv.reader(handle), name=name)
         header = next(reader, None)
         if header is None:
             raise JudgmentImportError([f"{name}:1: header: empty file, expected item_id,worker,label"])
@@ -433,6 +474,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         )
     }
     validate_username = UnicodeUsernameValidator()
+    good_names: set[str] = set()
     seen: dict[tuple[str, str], tuple[int, str]] = {}
     valid = []
     for line, item_id, worker, label in rows:
@@ -450,11 +492,12 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         if not worker:
             error(line, "worker", "empty")
             ok = False
-        else:
+        elif worker not in good_names:
             try:
                 validate_username(worker)
                 if len(worker) > 150:
                     raise ValidationError("too long")
+                good_names.add(worker)
             except ValidationError:
                 error(line, "worker", f"{worker!r} is not a valid username (letters, digits and @.+-_, at most 150)")
                 ok = False

@@ -33,7 +33,8 @@ def bulk_insert(model: type[models.Model], rows: Iterable[dict], *, batch_size: 
         plan.append((field.column, field.attname, fallback, isinstance(field, models.JSONField)))
     quote = connection.ops.quote_name
     sql = f"COPY {quote(model._meta.db_table)} ({', '.join(quote(p[0]) for p in plan)}) FROM STDIN"
-    with connection.cursor() as cursor, cursor.copy(sql) as copy:
+    # wrap_database_errors: a unique violation raises Django's IntegrityError, as bulk_create would
+    with connection.wrap_database_errors, connection.cursor() as cursor, cursor.copy(sql) as copy:
         for row in rows:
             values = []
             for _, attname, fallback, is_json in plan:

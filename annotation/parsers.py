@@ -75,9 +75,18 @@ def count_words(text: str) -> int:
 
 # --- helpers -------------------------------------------------------------------------
 
+def _read_bytes(path: str | Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, 0, "file", "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, 0, "file", "is a directory, not a file") from None
+
+
 def read_text(path: str | Path, *, encoding: str = "utf-8") -> str:
     """The whole file decoded; a decoding error names the line it happened on."""
-    raw = Path(path).read_bytes()
+    raw = _read_bytes(path)
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -185,6 +194,17 @@ ESCONV_SPEAKERS = {"supporter": INITIATOR, "seeker": RECIPIENT}
 ESCONV_SESSION_FIELDS = ("experience_type", "emotion_type", "problem_type", "situation", "survey_score")
 
 
+def _check_storable(path, line: int, record) -> None:
+    """Refuse strings PostgreSQL cannot store (NUL) or UTF-8 cannot encode (lone surrogates)."""
+    dumped = json.dumps(record, ensure_ascii=False)
+    if "\\u0000" in dumped:
+        raise InputError(path, line, "text", "contains a NUL character (\\u0000)")
+    try:
+        dumped.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(path, line, "text", "contains a lone surrogate (an invalid \\ud800-\\udfff escape)") from None
+
+
 def _json_error(path, text: str, exc: json.JSONDecodeError) -> InputError:
     return InputError(path, exc.lineno, "json", f"invalid JSON ({exc.msg}, column {exc.colno})")
 
@@ -208,6 +228,10 @@ def iter_json_list(path: str | Path, *, encoding: str = "utf-8") -> Iterator[tup
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise _json_error(path, text, exc) from None
+        except RecursionError:
+            raise InputError(path, line, "json", "nested too deeply") from None
+        if "\\u" in text[pos:end]:
+            _check_storable(path, line, value)
         yield line, value
         pos = ws.match(text, end).end()
         if pos < len(text) and text[pos] == ",":
@@ -261,6 +285,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     is not an object, and a file with no records at all.
     """
     seen_any = False
+    if not Path(path).is_file():
+        raise InputError(path, 0, "file", "no such file")
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -276,8 +302,12 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
                 record = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise InputError(path, number, "json", f"invalid JSON ({exc.msg}, column {exc.colno})") from None
+            except RecursionError:
+                raise InputError(path, number, "json", "nested too deeply") from None
             if not isinstance(record, dict):
                 raise InputError(path, number, "record", "must be a JSON object")
+            if "\\u" in text:  # escapes PostgreSQL text cannot store: NUL, lone surrogates
+                _check_storable(path, number, record)
             seen_any = True
             yield number, record
     if not seen_any:

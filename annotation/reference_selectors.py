@@ -223,6 +223,27 @@ def references_export_rows(*, reference_set: ReferenceSet | None = None) -> Iter
         yield {"context_id": context_id, "worker": worker, "attribute": attribute, "text": text}
 
 
+def reference_counts_by_worker() -> dict[int, dict[str, int]]:
+    """user id → {"written": contexts the worker submitted, "sent_back": times their work was sent back}. One query.
+
+    Every submission after an assignment's first answers a send-back; one still open counts too.
+    """
+    rows = (
+        ReferenceAssignment.objects.exclude(status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.EXPIRED])
+        .values("worker_id")
+        .annotate(
+            written=Count("id", distinct=True),
+            submissions=Count("submissions"),
+            open_sent_back=Count("id", filter=Q(status=AssignmentStatus.SENT_BACK), distinct=True),
+        )
+        .order_by("worker_id")
+    )
+    return {
+        r["worker_id"]: {"written": r["written"], "sent_back": r["submissions"] - r["written"] + r["open_sent_back"]}
+        for r in rows
+    }
+
+
 def accepted_references_by_context(*, reference_set_id: int | None = None) -> dict[tuple[str, str], list[str]]:
     """(context_id, attribute) → accepted reference texts, ordered by worker."""
     qs = Reference.objects.filter(assignment__status=AssignmentStatus.ACCEPTED)

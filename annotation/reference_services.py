@@ -33,9 +33,10 @@ from .models_references import (
     SimilarityRunStatus,
     SimilarityScore,
 )
-from .reference_selectors import (  # noqa: F401  (re-exported: the release helper calls services.references_export_rows)
+from .reference_selectors import (  # noqa: F401  (re-exported: releases and the dashboard import these from here)
     accepted_references_by_context,
     contexts_stratified_sample,
+    reference_counts_by_worker,
     references_export_rows,
 )
 
@@ -175,6 +176,30 @@ def _live_now(now):
     )
 
 
+def _assignment_revive(*, member: ReferenceSetContext, assignment: ReferenceAssignment) -> None:
+    """An expired assignment whose worker comes back: take a free slot again if the context still has one.
+
+    Call with the member row and then the assignment row locked.
+    """
+    now = timezone.now()
+    ReferenceAssignment.objects.filter(member=member, status=AssignmentStatus.ACTIVE, expires_at__lte=now).exclude(
+        pk=assignment.pk
+    ).update(status=AssignmentStatus.EXPIRED)
+    live = ReferenceAssignment.objects.filter(member=member).filter(LIVE_ASSIGNMENT).exclude(pk=assignment.pk)
+    if live.filter(worker_id=assignment.worker_id).exists():
+        raise ReferenceWorkflowError("you hold this context under another assignment; open it from your queue")
+    used = set(live.values_list("slot", flat=True))
+    free = [slot for slot in range(member.reference_set.per_context) if slot not in used]
+    if not free:
+        raise ReferenceWorkflowError(
+            "your lease on this context ran out and others have taken every place; your draft is kept"
+        )
+    assignment.status = AssignmentStatus.ACTIVE
+    assignment.slot = free[0]
+    assignment.expires_at = now + timedelta(minutes=member.reference_set.lease_minutes)
+    assignment.save(update_fields=["status", "slot", "expires_at"])
+
+
 def _ensure_crowd_worker(worker) -> None:
     if not getattr(worker, "is_crowd_worker", False):
         raise ReferenceWorkflowError("only crowd workers write references")
@@ -266,17 +291,35 @@ def _draft_upsert(*, member_id: int, worker_id: int, texts: dict, seconds_spent:
     )
 
 
+@dataclass
+class DraftSaveResult:
+    draft: ReferenceDraft
+    warning: str = ""
+
+
 @transaction.atomic
-def reference_draft_save(*, worker, assignment_id, texts: dict, seconds_spent=0) -> ReferenceDraft:
-    """Autosave: upsert the worker's draft for this context, and keep an active lease alive."""
+def reference_draft_save(*, worker, assignment_id, texts: dict, seconds_spent=0) -> DraftSaveResult:
+    """Autosave: upsert the worker's draft for this context, and keep the lease alive.
+
+    The draft is stored even when the lease ran out and every place was taken meanwhile
+    (then `warning` says so); only submitted or accepted work is refused.
+    """
     assignment = (
         ReferenceAssignment.objects.filter(pk=assignment_id, worker=worker).select_related("member__reference_set").first()
     )
     if assignment is None:
         raise ReferenceWorkflowError("not your assignment")
-    if assignment.status not in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK):
+    if assignment.status in (AssignmentStatus.SUBMITTED, AssignmentStatus.ACCEPTED):
         raise ReferenceWorkflowError(f"this work is {assignment.get_status_display().lower()}: it cannot be edited")
-    if assignment.status == AssignmentStatus.ACTIVE:
+    warning = ""
+    if assignment.status == AssignmentStatus.EXPIRED:
+        try:
+            with transaction.atomic():
+                member = _member_lock(assignment.member_id)
+                _assignment_revive(member=member, assignment=_assignment_lock(assignment.pk))
+        except ReferenceWorkflowError as exc:
+            warning = str(exc)
+    elif assignment.status == AssignmentStatus.ACTIVE:
         lease = timedelta(minutes=assignment.member.reference_set.lease_minutes)
         ReferenceAssignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(
             expires_at=timezone.now() + lease
@@ -284,7 +327,8 @@ def reference_draft_save(*, worker, assignment_id, texts: dict, seconds_spent=0)
     _draft_upsert(
         member_id=assignment.member_id, worker_id=worker.pk, texts=_clean_texts(texts), seconds_spent=_clean_seconds(seconds_spent)
     )
-    return ReferenceDraft.objects.get(member_id=assignment.member_id, worker_id=worker.pk)
+    draft = ReferenceDraft.objects.get(member_id=assignment.member_id, worker_id=worker.pk)
+    return DraftSaveResult(draft=draft, warning=warning)
 
 
 def _normalise(text: str) -> str:
@@ -346,6 +390,8 @@ def reference_submit(*, worker, assignment_id, texts: dict, idempotency_key: uui
         return SubmitResult(existing, False)
     if member.reference_set.status == ReferenceSetStatus.CLOSED:
         raise ReferenceWorkflowError("the reference set is closed")
+    if assignment.status == AssignmentStatus.EXPIRED:
+        _assignment_revive(member=member, assignment=assignment)
     if assignment.status not in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK):
         raise ReferenceWorkflowError(f"this work is {assignment.get_status_display().lower()}: it cannot be submitted again")
     texts = {a: t.strip() for a, t in _clean_texts(texts).items()}

@@ -93,7 +93,7 @@ def _form_context(request, assignment, texts, seconds, errors=None, idempotency_
         "seconds_spent": round(seconds, 1),
         "idempotency_key": idempotency_key or uuid.uuid4(),
         "progress": _progress(texts, reference_set.min_chars),
-        "editable": assignment.status in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK),
+        "editable": assignment.status in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK, AssignmentStatus.EXPIRED),
         "Speaker": Speaker,
     }
 
@@ -113,11 +113,13 @@ def work(request, assignment_id):
     seconds = request.POST.get("seconds_spent", 0)
     if request.POST.get("action") == "save":
         try:
-            services.reference_draft_save(worker=request.user, assignment_id=assignment.pk, texts=texts, seconds_spent=seconds)
+            saved = services.reference_draft_save(
+                worker=request.user, assignment_id=assignment.pk, texts=texts, seconds_spent=seconds
+            )
         except services.ReferenceWorkflowError as exc:
             messages.error(request, str(exc))
         else:
-            messages.success(request, "Draft saved.")
+            messages.success(request, f"Draft saved. {saved.warning}".strip())
         return redirect("references:work", assignment_id=assignment.pk)
     try:
         key = uuid.UUID(request.POST.get("idempotency_key", ""))
@@ -155,13 +157,18 @@ def autosave(request, assignment_id):
     """htmx, debounced: store the draft; answers the status line and the progress bar (out of band)."""
     texts = {a: request.POST.get(a, "") for a in Attribute.values}
     try:
-        draft = services.reference_draft_save(
+        saved = services.reference_draft_save(
             worker=request.user, assignment_id=assignment_id, texts=texts, seconds_spent=request.POST.get("seconds_spent", 0)
         )
     except services.ReferenceWorkflowError as exc:
         return render(request, f"{FORM_TEMPLATE}#autosave-status", {"autosave_error": str(exc)}, status=409)
     assignment = selectors.reference_assignment_for_worker(worker=request.user, assignment_id=assignment_id)
-    ctx = {"saved_at": draft.updated_at, "progress": _progress(draft.texts, assignment.member.reference_set.min_chars), "oob": True}
+    ctx = {
+        "saved_at": saved.draft.updated_at,
+        "autosave_warning": saved.warning,
+        "progress": _progress(saved.draft.texts, assignment.member.reference_set.min_chars),
+        "oob": True,
+    }
     return render(request, "annotation/reference_autosave.html", ctx)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from . import selectors
 from .models import (
@@ -183,21 +183,34 @@ class _Record:
         return {k: v for k, v in self.data.items() if k not in known}
 
 
-def _run_streaming_import(path, *, validate: Callable[[_Record], dict], check_db: Callable[[list], dict],
-                          write: Callable[[list, dict], None], chunk_size: int) -> None:
-    """Validate records one by one, check a chunk against the database, write it, go on.
+def _run_streaming_import(path, *, validate: Callable[[_Record], dict], resolve: Callable[[list], dict],
+                          check_db: Callable[[list], None], write: Callable[[list, dict], None],
+                          chunk_size: int) -> None:
+    """Validate records one by one; every `chunk_size` records, resolve references and write.
 
-    Runs inside the caller's transaction, so any error leaves nothing written. When a
-    record is bad, the pending chunk is checked first, so the earliest bad line is named.
+    Runs inside the caller's transaction, so any error leaves nothing written. Clashes
+    with rows already there (duplicate ids) are left to the database's unique constraints
+    on the happy path; when one fires, or when a record is bad, `check_db` looks at the
+    pending chunk to name the earliest bad line.
     """
     pending: list[tuple[int, dict]] = []
+
+    def flush():
+        resolved = resolve(pending)
+        try:
+            with transaction.atomic():  # a savepoint: the IntegrityError must not spoil the transaction
+                write(pending, resolved)
+        except IntegrityError:
+            check_db(pending)
+            raise
+        pending.clear()
+
     try:
         for line, data in iter_jsonl(path):
             pending.append((line, validate(_Record(path, line, data))))
             if len(pending) >= chunk_size:
-                write(pending, check_db(pending))
-                pending = []
-        write(pending, check_db(pending))
+                flush()
+        flush()
     except InputError:
         check_db(pending)
         raise
@@ -210,8 +223,7 @@ CONTEXT_FIELDS = {"context_id", "domain", "session_id", "window_index", "turns"}
 def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
     """Import `contexts.jsonl` (spec section 1). Unknown extra fields go to `metadata`."""
     domains = set(Domain.objects.values_list("code", flat=True))
-    seen_ids: set[str] = set()
-    seen_windows: set[tuple[str, int]] = set()
+    written_after = Context.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     created: Counter = Counter()
 
     def validate(r: _Record) -> dict:
@@ -235,29 +247,38 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
                 r.fail(f"turns[{n}].speaker", f"unknown speaker {turn.get('speaker')!r} (expected initiator or recipient)")
             if not isinstance(turn.get("text"), str) or not turn["text"].strip():
                 r.fail(f"turns[{n}].text", "missing or empty")
-        if context_id in seen_ids:
-            r.fail("context_id", f"duplicate id {context_id!r} (already earlier in this file)")
-        if (session_id, window_index) in seen_windows:
-            r.fail("window_index", f"window {window_index} of {session_id} is already earlier in this file")
-        seen_ids.add(context_id)
-        seen_windows.add((session_id, window_index))
         return {"context_id": context_id, "domain": domain, "session_id": session_id,
                 "window_index": window_index, "turns": turns, "metadata": r.extras(CONTEXT_FIELDS)}
 
-    def check_db(pending) -> dict:
+    def resolve(pending) -> dict:
+        keys = {row["session_id"] for _, row in pending}
+        return dict(Session.objects.filter(session_id__in=keys).order_by().values_list("session_id", "pk"))
+
+    def check_db(pending) -> None:
         if not pending:
-            return {}
+            return
         ids = [row["context_id"] for _, row in pending]
         keys = {row["session_id"] for _, row in pending}
-        taken = set(Context.objects.filter(context_id__in=ids).values_list("context_id", flat=True))
-        windows = set(Context.objects.filter(session_key__in=keys).values_list("session_key", "window_index"))
+        # Rows of earlier chunks are in the database already (same transaction): a clash with
+        # one of them (pk above `written_after`) is a duplicate earlier in this file.
+        taken = dict(Context.objects.filter(context_id__in=ids).order_by().values_list("context_id", "pk"))
+        windows = {(key, index): pk for key, index, pk in Context.objects.filter(session_key__in=keys).order_by().values_list(
+            "session_key", "window_index", "pk")}
+        chunk_ids, chunk_windows = set(), set()
+
+        def where(pk):
+            return "already earlier in this file" if pk is None or pk > written_after else "already in the database"
+
         for line, row in pending:
-            if row["context_id"] in taken:
-                raise InputError(path, line, "context_id", f"duplicate id {row['context_id']!r} (already in the database)")
-            if (row["session_id"], row["window_index"]) in windows:
+            window = (row["session_id"], row["window_index"])
+            if row["context_id"] in taken or row["context_id"] in chunk_ids:
+                raise InputError(path, line, "context_id",
+                                 f"duplicate id {row['context_id']!r} ({where(taken.get(row['context_id']))})")
+            if window in windows or window in chunk_windows:
                 raise InputError(path, line, "window_index",
-                                 f"window {row['window_index']} of {row['session_id']} is already in the database")
-        return dict(Session.objects.filter(session_id__in=keys).values_list("session_id", "pk"))
+                                 f"window {row['window_index']} of {row['session_id']} is {where(windows.get(window))}")
+            chunk_ids.add(row["context_id"])
+            chunk_windows.add(window)
 
     def write(pending, sessions: dict) -> None:
         bulk_insert(Context, [
@@ -269,7 +290,8 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         ])
         created.update(row["domain"] for _, row in pending)
 
-    _run_streaming_import(path, validate=validate, check_db=check_db, write=write, chunk_size=chunk_size)
+    _run_streaming_import(path, validate=validate, resolve=resolve, check_db=check_db, write=write,
+                          chunk_size=chunk_size)
     return {"file": str(path), "created": sum(created.values()), "by_domain": dict(sorted(created.items()))}
 
 
@@ -312,8 +334,7 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
 
     Batches are created by name. Unknown extra fields go to `metadata`.
     """
-    seen_ids: set[str] = set()
-    seen_keys: set[tuple] = set()
+    written_after = Item.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     batches: dict[str, int] = {}
     new_batches: list[str] = []
     created: dict[str, Counter] = defaultdict(Counter)
@@ -344,37 +365,53 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         batch = r.text("batch", required=False)
         if batch and not BATCH_NAME.match(batch):
             r.fail("batch", f"{batch!r} is not a valid batch name (letters, digits, - and _, up to 100)")
-        if item_id in seen_ids:
-            r.fail("item_id", f"duplicate id {item_id!r} (already earlier in this file)")
-        key = (context_id, task, attribute, variant)
-        if key in seen_keys:
-            r.fail("context_id", f"a {variant} {attribute or task} item for {context_id} is already earlier in this file")
-        seen_ids.add(item_id)
-        seen_keys.add(key)
         return {"item_id": item_id, "context_id": context_id, "task": task, "attribute": attribute,
                 "variant": variant, "target_speaker": target_speaker, "question": question, "options": options,
                 "answer": answer, "profile": profile or {}, "batch": batch, "metadata": r.extras(ITEM_FIELDS)}
 
-    def check_db(pending) -> dict:
-        if not pending:
-            return {}
+    def resolve(pending) -> dict:
         contexts = {cid: (pk, domain) for cid, pk, domain in Context.objects.filter(
-            context_id__in={row["context_id"] for _, row in pending}).values_list("context_id", "pk", "domain_id")}
-        taken = set(Item.objects.filter(item_id__in=[row["item_id"] for _, row in pending])
-                    .values_list("item_id", flat=True))
-        keys = set(Item.objects.filter(context_id__in=[pk for pk, _ in contexts.values()])
-                   .values_list("context__context_id", "task", "attribute", "variant"))
+            context_id__in={row["context_id"] for _, row in pending}).order_by().values_list(
+            "context_id", "pk", "domain_id")}
         for line, row in pending:
             if row["context_id"] not in contexts:
                 raise InputError(path, line, "context_id",
                                  f"unknown context {row['context_id']!r} (import its contexts first)")
-            if row["item_id"] in taken:
-                raise InputError(path, line, "item_id", f"duplicate id {row['item_id']!r} (already in the database)")
-            if (row["context_id"], row["task"], row["attribute"], row["variant"]) in keys:
+        return contexts
+
+    def check_db(pending) -> None:
+        if not pending:
+            return
+        contexts = {cid: (pk, domain) for cid, pk, domain in Context.objects.filter(
+            context_id__in={row["context_id"] for _, row in pending}).order_by().values_list(
+            "context_id", "pk", "domain_id")}
+        # Rows of earlier chunks are in the database already (same transaction): a clash with
+        # one of them (pk above `written_after`) is a duplicate earlier in this file.
+        taken = dict(Item.objects.filter(item_id__in=[row["item_id"] for _, row in pending]).order_by()
+                     .values_list("item_id", "pk"))
+        context_ids = {pk: cid for cid, (pk, _) in contexts.items()}
+        keys = {(context_ids[cpk], task, attribute, variant): pk for cpk, task, attribute, variant, pk in
+                Item.objects.filter(context_id__in=list(context_ids)).order_by().values_list(
+                    "context_id", "task", "attribute", "variant", "pk")}
+        chunk_ids, chunk_keys = set(), set()
+
+        def where(pk):
+            return "already earlier in this file" if pk is None or pk > written_after else "already in the database"
+
+        for line, row in pending:
+            key = (row["context_id"], row["task"], row["attribute"], row["variant"])
+            if row["context_id"] not in contexts:
+                raise InputError(path, line, "context_id",
+                                 f"unknown context {row['context_id']!r} (import its contexts first)")
+            if row["item_id"] in taken or row["item_id"] in chunk_ids:
+                raise InputError(path, line, "item_id",
+                                 f"duplicate id {row['item_id']!r} ({where(taken.get(row['item_id']))})")
+            if key in keys or key in chunk_keys:
                 raise InputError(path, line, "context_id", (
                     f"a {row['variant']} {row['attribute'] or row['task']} item for {row['context_id']} "
-                    "is already in the database"))
-        return contexts
+                    f"is {where(keys.get(key))}"))
+            chunk_ids.add(row["item_id"])
+            chunk_keys.add(key)
 
     def write(pending, contexts: dict) -> None:
         for name in {row["batch"] for _, row in pending if row["batch"]} - batches.keys():
@@ -394,7 +431,8 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         for _, row in pending:
             created[contexts[row["context_id"]][1]][row["task"]] += 1
 
-    _run_streaming_import(path, validate=validate, check_db=check_db, write=write, chunk_size=chunk_size)
+    _run_streaming_import(path, validate=validate, resolve=resolve, check_db=check_db, write=write,
+                          chunk_size=chunk_size)
     return {
         "file": str(path),
         "created": sum(sum(c.values()) for c in created.values()),

@@ -133,8 +133,7 @@ class JudgmentCreateView(APIView):
             )
         except services.VerificationError as exc:
             return error_response(exc)
-        judgment = Judgment.objects.select_related("item", "claim").get(pk=result.judgment.pk)
-        body = JudgmentOutSerializer(selectors.judgment_view_for(judgment=judgment)).data
+        body = JudgmentOutSerializer(selectors.judgment_view_for(judgment=result.judgment)).data
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 
@@ -158,10 +157,9 @@ class ProgressView(APIView):
 
     @extend_schema(responses={200: ProgressSerializer(many=True)})
     def get(self, request):
-        rows = [
-            selectors.queue_progress_for(verifier=request.user, batch=b)
-            for b in selectors.batches_for_verifier(verifier=request.user)
-        ]
+        rows = selectors.queue_progress_for_batches(
+            verifier=request.user, batches=selectors.batches_for_verifier(verifier=request.user)
+        )
         return Response(ProgressSerializer(rows, many=True).data)
 
 
@@ -169,10 +167,17 @@ class ProgressView(APIView):
 
 
 class BatchStatusSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=BatchStatus.choices)
+    # A plain string (checked below) rather than an enum: other apps' `status` enums would
+    # collide in the OpenAPI component names.
+    status = serializers.CharField(help_text="open, paused or closed")
     overlap = serializers.IntegerField(min_value=1, required=False)
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
     pools = serializers.ListField(child=serializers.SlugField(), required=False)
+
+    def validate_status(self, value: str) -> str:
+        if value not in BatchStatus.values:
+            raise serializers.ValidationError(f"must be one of {', '.join(BatchStatus.values)}")
+        return value
 
 
 class BatchOutSerializer(serializers.Serializer):

@@ -187,7 +187,22 @@ def open_slots_for(*, verifier: User, batch: Batch, gold: bool | None = False):
 
 def _slot_pick(*, verifier: User, batch: Batch, gold: bool) -> QueueSlot | None:
     pks = open_slots_for(verifier=verifier, batch=batch, gold=gold).values("pk")
-    return open_slots_for_update().filter(pk__in=pks, taken__lt=F("needed")).order_by("item_id").first()
+    return (
+        open_slots_for_update()
+        .filter(pk__in=pks, taken__lt=F("needed"))
+        .select_related("item", "item__context__domain")
+        .order_by("item_id")
+        .first()
+    )
+
+
+def _slot_pick_mixed(*, verifier: User, batch: Batch) -> QueueSlot | None:
+    slot = None
+    if _gold_due(verifier=verifier, batch=batch):
+        slot = _slot_pick(verifier=verifier, batch=batch, gold=True)
+    if slot is None:
+        slot = _slot_pick(verifier=verifier, batch=batch, gold=False)
+    return slot
 
 
 # --- claims and judgments ----------------------------------------------------------------
@@ -212,14 +227,23 @@ def item_claim_next(*, verifier: User, batch: Batch) -> Claim | None:
     if live is not None and batch.status != BatchStatus.CLOSED:
         return live  # a paused batch still lets a verifier finish the item in hand
     _check_open(batch=batch)
-    claims_expire(batch=batch, now=now)
-    if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists():
-        batch_queue_sync(batch=batch)
-    slot = None
-    if _gold_due(verifier=verifier, batch=batch):
-        slot = _slot_pick(verifier=verifier, batch=batch, gold=True)
+    slot = _slot_pick_mixed(verifier=verifier, batch=batch)
+    for _ in range(20):
+        # Open slots all locked by verifiers claiming right now: they commit in milliseconds,
+        # and one of those slots may still have room for this verifier. Look again.
+        if slot is not None or not open_slots_for(verifier=verifier, batch=batch, gold=False).exists():
+            break
+        time.sleep(0.005)
+        slot = _slot_pick_mixed(verifier=verifier, batch=batch)
     if slot is None:
-        slot = _slot_pick(verifier=verifier, batch=batch, gold=False)
+        # Only when the queue looks empty: return lapsed leases to the pool and create the
+        # slots of items added since, then look again. Keeps the common path short.
+        expired = claims_expire(batch=batch, now=now)
+        created = 0
+        if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists():
+            created = batch_queue_sync(batch=batch)
+        if expired or created:
+            slot = _slot_pick_mixed(verifier=verifier, batch=batch)
     if slot is None:
         return None
     QueueSlot.objects.filter(pk=slot.pk).update(taken=F("taken") + 1)
@@ -231,7 +255,8 @@ def item_claim_next(*, verifier: User, batch: Batch) -> Claim | None:
         expires_at=now + timedelta(minutes=batch.lease_minutes),
         is_gold=slot.is_gold,
     )
-    return Claim.objects.select_related("item", "item__context__domain", "batch").get(pk=claim.pk)
+    claim.item = slot.item  # fetched with its context and domain by the pick
+    return claim
 
 
 def _claim_locked(*, verifier: User, claim_id, related: tuple[str, ...] = ()) -> Claim:
@@ -324,6 +349,7 @@ def judgment_submit(
         return Submission(same, False)
     claim.status = ClaimStatus.ANSWERED
     claim.save(update_fields=["status"])
+    judgment.claim, judgment.item = claim, claim.item
     from .tasks import batch_progress_check
 
     _enqueue_after_commit(batch_progress_check, batch_id=claim.batch_id)
@@ -354,7 +380,9 @@ def judgment_change(
 # --- batches (staff) -----------------------------------------------------------------------
 
 
-def _batch_for_update(*, name: str) -> Batch:
+def _batch_for_update(*, name: str | None = None, batch: Batch | None = None) -> Batch:
+    if batch is not None:
+        name = batch.name
     try:
         return Batch.objects.select_for_update().get(name=name)
     except Batch.DoesNotExist:
@@ -408,6 +436,11 @@ def batch_open(
     return batch, created
 
 
+def batch_reopen(*, batch: Batch) -> Batch:
+    """Open a paused or closed batch again, keeping its settings (the dashboard's door)."""
+    return batch_open(name=batch.name)[0]
+
+
 @transaction.atomic
 def batch_pools_set(*, name: str, pools: Iterable[str]) -> Batch:
     batch = _batch_for_update(name=name)
@@ -420,20 +453,20 @@ def batch_pools_set(*, name: str, pools: Iterable[str]) -> Batch:
 
 
 @transaction.atomic
-def batch_pause(*, name: str) -> Batch:
+def batch_pause(*, name: str | None = None, batch: Batch | None = None) -> Batch:
     """No new items are handed out; answers to claims already held are still accepted."""
-    batch = _batch_for_update(name=name)
+    batch = _batch_for_update(name=name, batch=batch)
     if batch.status == BatchStatus.CLOSED:
-        raise VerificationError(f"batch {name} is closed", code="batch_closed", status=409)
+        raise VerificationError(f"batch {batch.name} is closed", code="batch_closed", status=409)
     batch.status = BatchStatus.PAUSED
     batch.save(update_fields=["status"])
     return batch
 
 
 @transaction.atomic
-def batch_close(*, name: str) -> Batch:
+def batch_close(*, name: str | None = None, batch: Batch | None = None) -> Batch:
     """No new items, no new or changed answers; live claims are released."""
-    batch = _batch_for_update(name=name)
+    batch = _batch_for_update(name=name, batch=batch)
     if batch.status != BatchStatus.CLOSED:
         batch.status, batch.closed_at = BatchStatus.CLOSED, timezone.now()
         batch.save(update_fields=["status", "closed_at"])

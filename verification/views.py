@@ -57,7 +57,7 @@ def _render_audit(request, batch, *, claim=None, form=None, error=None, notice=N
 @login_required
 def batch_list(request):
     _verifier_only(request)
-    rows = [selectors.queue_progress_for(verifier=request.user, batch=b) for b in selectors.batches_for_verifier(verifier=request.user)]
+    rows = selectors.queue_progress_for_batches(verifier=request.user, batches=selectors.batches_for_verifier(verifier=request.user))
     return render(request, "verification/batches.html", {"rows": rows})
 
 

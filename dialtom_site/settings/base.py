@@ -175,6 +175,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ReleaseStatusEnum": "releases.models.ReleaseStatus",
         "AggregationRunStatusEnum": "aggregation.models.RunStatus",
+        "BatchStatusEnum": "annotation.models.BatchStatus",
     },
 }
 

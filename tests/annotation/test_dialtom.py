@@ -128,3 +128,16 @@ def test_conflicting_context_is_refused(tmp_path):
 def test_empty_directory(tmp_path):
     with pytest.raises(CommandError, match="no release files"):
         run("import_dialtom", tmp_path)
+
+
+def test_esc_files_use_the_supporter_and_seeker_roles(tmp_path):
+    # Given an ESC file in the release format (the samples have none: made from an MI record)
+    record = records("MI_retrospective_verified.sample.json")[1]  # "2, 1", Intentions
+    record["ctx"] = [line.replace("counselor:", "supporter:").replace("client:", "seeker:") for line in record["ctx"]]
+    (tmp_path / "ESC_retrospective_verified.json").write_text(json.dumps([record]))
+    _, report = run("import_dialtom", tmp_path, "--batch", "esc-pilot")
+    item = Item.objects.get(item_id="esc-s0002-w01-intention")
+    assert item.batch.name == "esc-pilot" and report["by_domain"]["esc"]["retrospective"] == 1
+    assert {t["source_role"] for t in item.context.turns} == {"supporter", "seeker"}
+    assert item.context.turns[0]["speaker"] == ("initiator" if record["ctx"][0].startswith("supporter") else "recipient")
+    assert "seeker's intention" in item.question

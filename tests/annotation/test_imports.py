@@ -6,7 +6,8 @@ import pytest
 from django.core.management.base import CommandError
 
 from annotation.models import Batch, Context, Item
-from annotation.services import items_import
+from annotation.parsers import InputError
+from annotation.services import contexts_import, items_import
 
 from .conftest import run, write_jsonl
 
@@ -194,3 +195,17 @@ def test_imported_context_links_an_ingested_session(tmp_path):
     _, report = run("segment_contexts")
     assert not Context.objects.filter(session_key="mi-t0001").exclude(context_id="mi-t0001-w00").exists()
     assert report["skipped"]["sessions"] == 1
+
+
+def test_duplicates_across_chunks_are_named_as_in_this_file(tmp_path, contexts):
+    # Given a duplicate id two chunks apart (memory holds one chunk, not every id seen)
+    path = write_jsonl(tmp_path / "items.jsonl", [retro(0), retro(0, "belief"), retro(1), retro(0, variant="easy")])
+    with pytest.raises(InputError, match=r":4: item_id: duplicate id 'mi-s0012-w00-trust' \(already earlier in this file\)"):
+        items_import(path=path, chunk_size=2)
+    path = write_jsonl(tmp_path / "items2.jsonl", [retro(0), retro(0, "belief"), retro(0, item_id="other")])
+    with pytest.raises(InputError, match=r":3: context_id: a hard trust item for mi-s0012-w00 is already earlier in this file"):
+        items_import(path=path, chunk_size=2)
+    path = write_jsonl(tmp_path / "c.jsonl", [context(4), context(5), context(6), context(4, window_index=9)])
+    with pytest.raises(InputError, match=r":4: context_id: duplicate id 'mi-s0012-w04' \(already earlier in this file\)"):
+        contexts_import(path=path, chunk_size=2)
+    assert not Item.objects.exists() and Context.objects.count() == 2

@@ -88,3 +88,18 @@ def test_jsonl_reader_streams_records_with_line_numbers(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"a": 1}\n\n{"a": 2}\n')
     assert list(iter_jsonl(path)) == [(1, {"a": 1}), (3, {"a": 2})]
+
+
+def test_annomi_simple_csv(tmp_path):
+    path = tmp_path / "AnnoMI-simple.csv"
+    path.write_text("mi_quality,transcript_id,video_title,video_url,topic,utterance_id,interlocutor,timestamp,utterance_text\n"
+                    "low,12,T,u,smoking cessation,0,therapist,00:00:01,Hi.\nlow,12,T,u,smoking cessation,1,client,00:00:02,Hello.\n")
+    (session,) = parse_annomi(path)
+    assert session.session_id == "mi-t0012" and session.metadata["mi_quality"] == "low"
+    assert [t.speaker for t in session.turns] == ["initiator", "recipient"]
+
+
+@pytest.mark.parametrize("reader", [parse_annomi, parse_pfg, parse_esconv, lambda p: list(iter_jsonl(p))])
+def test_missing_file(tmp_path, reader):
+    with pytest.raises(InputError, match=r"nope.csv:0: file: no such file"):
+        reader(tmp_path / "nope.csv")

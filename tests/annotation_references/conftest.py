@@ -1,4 +1,5 @@
 """Fixtures of the reference workflow tests: a small set, workers, and ready-made texts."""
+import importlib
 import uuid
 
 import pytest
@@ -17,7 +18,18 @@ GOOD_TEXTS = {
 }
 
 
+def ensure_domains() -> None:
+    """The domains come from a data migration, which a transactional test's flush removes: put them back."""
+    from annotation.models import Domain
+
+    for code, name, corpus, initiator, recipient in importlib.import_module("annotation.migrations.0002_domains").DOMAINS:
+        Domain.objects.get_or_create(
+            code=code, defaults={"name": name, "corpus": corpus, "initiator_role": initiator, "recipient_role": recipient}
+        )
+
+
 def make_contexts(n: int, code: str = "mi", prefix: str | None = None):
+    ensure_domains()
     prefix = prefix or code
     return [
         ContextFactory(context_id=f"{prefix}-s{i:04d}-w00", domain=domain(code), session_key=f"{prefix}-s{i:04d}")
@@ -48,4 +60,4 @@ def small_set(db):
     return make_set(contexts=make_contexts(3), per_context=2)
 
 
-__all__ = ["Attribute", "GOOD_TEXTS", "make_contexts", "make_set", "submit"]
+__all__ = ["Attribute", "GOOD_TEXTS", "ensure_domains", "make_contexts", "make_set", "submit"]

@@ -90,7 +90,7 @@ def test_concurrent_workers_fill_every_context_exactly():
 
     def work(worker):
         try:
-            barrier.wait(timeout=10)
+            barrier.wait(timeout=60)
             while True:
                 a = claim(worker, reference_set)
                 if a is None:
@@ -105,10 +105,11 @@ def test_concurrent_workers_fill_every_context_exactly():
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=120)
     close_old_connections()
 
-    assert errors == []
+    assert errors == [], errors
+    assert not any(t.is_alive() for t in threads)
     rows = list(ReferenceAssignment.objects.values_list("member_id", "worker_id", "status"))
     assert len(rows) == 12
     assert {s for *_, s in rows} == {AssignmentStatus.SUBMITTED}
@@ -129,3 +130,27 @@ def test_queue_page_lists_sets_and_progress(client, small_set, workers, django_a
 
     response = client.post(f"/annotate/sets/{small_set.name}/next/")
     assert response.status_code == 302 and response["Location"].startswith("/annotate/work/")
+
+
+def test_coming_back_after_the_lease_ran_out(small_set, workers):
+    """The draft is always stored; the context comes back if a place is free, else the worker is told."""
+    from annotation.models_references import ReferenceDraft
+
+    one = make_set(contexts=make_contexts(1, "pfg", prefix="late"), per_context=1, name="late")
+    a = claim(workers[0], one)
+    ReferenceAssignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    ReferenceAssignment.objects.filter(pk=a.pk).update(status=AssignmentStatus.EXPIRED)
+
+    # Nobody took it: saving revives the assignment
+    saved = services.reference_draft_save(worker=workers[0], assignment_id=a.pk, texts={"belief": "back again"})
+    assert saved.warning == "" and ReferenceAssignment.objects.get(pk=a.pk).status == AssignmentStatus.ACTIVE
+
+    # Someone took it meanwhile: the draft is still stored, with a warning; submitting is refused
+    ReferenceAssignment.objects.filter(pk=a.pk).update(status=AssignmentStatus.EXPIRED)
+    other = claim(workers[1], one)
+    assert other is not None
+    saved = services.reference_draft_save(worker=workers[0], assignment_id=a.pk, texts={"belief": "still typing"})
+    assert "others have taken every place" in saved.warning
+    assert ReferenceDraft.objects.get(worker=workers[0]).texts["belief"] == "still typing"
+    with pytest.raises(services.ReferenceWorkflowError, match="others have taken"):
+        submit(workers[0], a)

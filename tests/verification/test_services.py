@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import BatchStatus
-from tests.factories import ContextFactory, ItemFactory, StaffFactory
+from tests.factories import StaffFactory
 from verification.models import Claim, ClaimStatus, Judgment, QueueSlot
 from verification.services import (
     VerificationError,
@@ -197,3 +197,12 @@ def test_the_database_refuses_a_second_judgment_and_a_slot_past_k():
         Judgment.objects.create(item_id=claim.item_id, verifier=a, batch=batch, label="B")
     with pytest.raises(IntegrityError), transaction.atomic():
         QueueSlot.objects.filter(pk=claim.item_id).update(taken=2)
+
+
+def test_batch_services_also_take_the_batch_object_for_other_doors():
+    from verification.services import batch_reopen
+
+    batch = open_batch()
+    assert batch_pause(batch=batch).status == BatchStatus.PAUSED
+    assert batch_close(batch=batch).status == BatchStatus.CLOSED
+    assert batch_reopen(batch=batch).status == BatchStatus.OPEN

@@ -107,3 +107,18 @@ def test_staff_and_strangers_are_kept_out(client, staff, verifier):
     assert client.get(reverse("verification:batches")).status_code == 403
     client.force_login(verifier)
     assert client.get(reverse("verification:audit", args=["mi-b01"])).status_code == 404
+
+
+def test_pages_make_a_fixed_number_of_queries(client, verifier, django_assert_max_num_queries):
+    from verification.services import item_claim_next, judgment_submit
+    import uuid
+
+    batches = [open_batch(name=f"b{n}", n_items=12, verifiers=[verifier]) for n in range(3)]
+    for _ in range(10):  # ten recent answers on the audit page
+        claim = item_claim_next(verifier=verifier, batch=batches[0])
+        judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=uuid.uuid4())
+    client.force_login(verifier)
+    with django_assert_max_num_queries(6):
+        assert client.get(reverse("verification:batches")).status_code == 200
+    with django_assert_max_num_queries(15):  # session, user, batch, claim, progress, recent…
+        assert client.get(reverse("verification:audit", args=["b0"])).status_code == 200

@@ -1,0 +1,58 @@
+import subprocess
+import time
+
+import pytest
+import redis
+
+from .helpers import free_port
+
+
+class SpareRedis:
+    """A Redis of our own on a spare port: we may stop it without hurting anyone."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self):
+        subprocess.run(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--daemonize", "yes", "--pidfile", f"/tmp/dialtom-wt8-redis-{self.port}.pid"],
+            check=True, capture_output=True,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if redis.Redis(port=self.port, socket_timeout=0.5).ping():
+                    return
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("spare redis did not start")
+
+    def stop(self):
+        try:
+            redis.Redis(port=self.port, socket_timeout=1).shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass  # shutdown closes the connection under us, or it was already down
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                redis.Redis(port=self.port, socket_timeout=0.2).ping()
+                time.sleep(0.05)
+            except redis.ConnectionError:
+                return
+
+    @property
+    def up(self) -> bool:
+        try:
+            return bool(redis.Redis(port=self.port, socket_timeout=0.5).ping())
+        except redis.ConnectionError:
+            return False
+
+
+@pytest.fixture
+def spare_redis():
+    server = SpareRedis()
+    server.start()
+    yield server
+    server.stop()
