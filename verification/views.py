@@ -50,8 +50,10 @@ def _render_audit(request, batch, *, claim=None, form=None, error=None, notice=N
         "notice": notice,
         "can_change": batch.status != "closed",
     }
-    template = "verification/audit.html#audit" if request.htmx else "verification/audit.html"
-    return render(request, template, context, status=status)
+    if request.htmx:
+        # htmx does not swap 4xx responses by default: explain the problem in place instead.
+        return render(request, "verification/audit.html#audit", context, status=200)
+    return render(request, "verification/audit.html", context, status=status)
 
 
 @login_required
@@ -152,5 +154,6 @@ def judgment_edit(request, judgment_id):
 
         view = selectors.item_view_for(claim=Claim(item=judgment.item, batch=judgment.batch, display_order="".join(OPTION_LETTERS), expires_at=judgment.created_at))
     context = {"judgment": judgment, "current": current, "item": view, "form": form, "batch": judgment.batch}
-    template = "verification/change.html#change" if request.htmx else "verification/change.html"
-    return render(request, template, context, status=400 if form.errors else 200)
+    if request.htmx:
+        return render(request, "verification/change.html#change", context)
+    return render(request, "verification/change.html", context, status=400 if form.errors else 200)

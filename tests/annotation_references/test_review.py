@@ -114,11 +114,6 @@ def test_counts_by_worker_for_the_dashboard(staff, workers, submitted):
     services.reference_send_back(reviewer=staff, assignment_id=b.pk, reason="Again.")
     assert services.reference_counts_by_worker()[workers[1].pk] == {"written": 1, "sent_back": 2}
 
-    from dashboard.selectors import crowd_worker_stats
-
-    stats = {row["username"]: row for row in crowd_worker_stats()}
-    assert stats["crowd02"] == {"username": "crowd02", "written": 1, "sent_back": 2}
-
 
 def test_admin_lists_reference_models(admin_client, submitted):
     for model in ("referenceset", "referenceassignment", "similarityrun"):

@@ -57,3 +57,31 @@ def test_concurrent_verifiers_leave_every_item_at_exactly_k_judgments():
     assert set(QueueSlot.objects.filter(batch=batch).values_list("taken", flat=True)) == {K}
     assert not Claim.objects.filter(batch=batch, status=ClaimStatus.ACTIVE).exists()
     assert len(answered) > 1  # the work really was shared
+
+
+def test_a_double_click_racing_on_two_connections_stores_one_judgment():
+    (person,) = verifiers(1, prefix="dbl")
+    batch = open_batch(name="race-b02", overlap=1, n_items=1, verifiers=[person])
+    claim = item_claim_next(verifier=person, batch=batch)
+    key = uuid.uuid4()
+    start = threading.Barrier(4)
+    results, errors = [], []
+
+    def click():
+        try:
+            start.wait()
+            results.append(judgment_submit(verifier=person, claim_id=claim.pk, choice="A", idempotency_key=key))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=click) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    assert sum(r.created for r in results) == 1
+    assert len({r.judgment.pk for r in results}) == 1
+    assert Judgment.objects.filter(batch=batch).count() == 1

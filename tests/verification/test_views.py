@@ -122,3 +122,22 @@ def test_pages_make_a_fixed_number_of_queries(client, verifier, django_assert_ma
         assert client.get(reverse("verification:batches")).status_code == 200
     with django_assert_max_num_queries(15):  # session, user, batch, claim, progress, recent…
         assert client.get(reverse("verification:audit", args=["b0"])).status_code == 200
+
+
+def test_htmx_gets_problems_explained_in_place(client, verifier, batch):
+    client.force_login(verifier)
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+    claim = Claim.objects.get(verifier=verifier, status="active")
+    response = client.post(reverse("verification:answer", args=[batch.name]),
+                           {"claim": claim.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "submit"},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and "Pick an option" in response.content.decode()  # swapped by htmx
+    assert hidden(response.content.decode(), "idempotency_key") == hidden(page, "idempotency_key")
+    from verification.services import batch_pause
+
+    batch_pause(name=batch.name)
+    client.post(reverse("verification:answer", args=[batch.name]),
+                {"claim": claim.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "submit", "choice": "A"},
+                HTTP_HX_REQUEST="true")
+    paused = client.get(reverse("verification:audit", args=[batch.name]), HTTP_HX_REQUEST="true").content.decode()
+    assert "is paused" in paused and Judgment.objects.filter(verifier=verifier).count() == 1

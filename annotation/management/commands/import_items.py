@@ -13,6 +13,8 @@ class Command(ReportCommand):
         super().add_arguments(parser)
 
     def run(self, *, path, chunk_size, **options):
+        if chunk_size < 1:
+            raise ValueError("--chunk-size must be at least 1")
         return items_import(path=path, chunk_size=chunk_size)
 
     def summary(self, report):
