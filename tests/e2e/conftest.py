@@ -1,17 +1,17 @@
 """Playwright in Debian's headless chromium against pytest-django's live server."""
+import os
+
 import pytest
 
+# Playwright's sync API runs an event loop in this thread; the test still talks to the
+# database synchronously (fixtures, assertions, transactional_db's flush), which is safe
+# here. It is set for the whole test process: the session-wide Playwright loop keeps
+# running after the browser tests, so later in-process database tests need it too.
+# Child processes on production settings drop it (tests/reliability/helpers.production_env).
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture(autouse=True)
-def _allow_sync_orm_beside_playwright(monkeypatch):
-    """Playwright's sync API runs an event loop in this thread; the test still talks to the
-    database synchronously (fixtures, assertions), which is safe here. Set for browser tests
-    only, so it never leaks into the environment of other tests' subprocesses."""
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def pytest_collection_modifyitems(items):

@@ -68,6 +68,7 @@ def production_env(**extra: str) -> dict[str, str]:
     }
     env = subprocess_env(**values)
     env.pop("DEBUG", None) if "DEBUG" not in extra else None
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by tests/e2e for the test process only
     return env
 
 
