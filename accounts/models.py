@@ -32,6 +32,12 @@ class User(AbstractUser):
         return self.role == Role.VERIFIER
 
     @property
+    def can_audit(self) -> bool:
+        """Who works an audit queue: verifiers, and baseline participants (issue 7), whose
+        judgments are kept apart from aggregation by `excluded_from_aggregation`."""
+        return self.role in (Role.VERIFIER, Role.PARTICIPANT)
+
+    @property
     def is_crowd_worker(self) -> bool:
         return self.role == Role.CROWD_WORKER
 

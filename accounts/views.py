@@ -20,7 +20,7 @@ def home(request):
     user = request.user
     if user.is_project_staff:
         return redirect("/dashboard/")
-    if user.role == Role.VERIFIER:
+    if user.can_audit:
         return redirect("verification:batches")
     if user.role == Role.CROWD_WORKER:
         return redirect("/annotate/")

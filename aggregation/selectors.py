@@ -53,8 +53,8 @@ def categories_for(*, variants) -> list[str]:
 
 
 def batch_is_complete(*, batch_id: int, overlap: int) -> bool:
-    """Every item of the batch holds at least `overlap` judgments (and there is an item)."""
-    items = Item.objects.filter(batch_id=batch_id)
+    """Every non-gold item of the batch holds at least `overlap` judgments (and there is one)."""
+    items = Item.objects.filter(batch_id=batch_id, is_gold=False)
     if not items.exists():
         return False
     return not items.annotate(n=Count("judgments")).filter(n__lt=overlap).exists()
@@ -158,3 +158,33 @@ def run_summary(*, run: AggregationRun) -> dict:
         "seconds": run.timings.get("wall_seconds"),
     }
     return {"run": run.pk, "batches": batches, "totals": totals}
+
+
+def agreement_by_task_domain(*, batch_ids: list[int] | None = None) -> list[dict]:
+    """AC1 (SE, CI), kappa and alpha per task × domain, pooled over batches (non-gold items,
+    verifiers not excluded). Without `batch_ids`: every batch that has a succeeded run."""
+    import numpy as np
+
+    from .agreement import agreement_summary
+
+    if batch_ids is None:
+        batch_ids = list(current_batch_results().values_list("batch_id", flat=True))
+    rows = (
+        Judgment.objects.filter(
+            item__batch_id__in=batch_ids, item__is_gold=False, verifier__excluded_from_aggregation=False
+        )
+        .order_by()
+        .values_list("item_id", "label", "item__task", "item__context__domain_id", "item__variant")
+    )
+    frame = pd.DataFrame.from_records(list(rows), columns=["task", "label", "kind", "domain", "variant"])
+    out = []
+    for (kind, domain), group in frame.groupby(["kind", "domain"], sort=True):
+        categories = categories_for(variants=group["variant"].unique())
+        subjects = pd.Index(sorted(group["task"].unique()))
+        r = pd.Categorical(group["task"], categories=subjects).codes
+        c = pd.Categorical(group["label"], categories=categories).codes
+        keep = c >= 0
+        counts = np.zeros((len(subjects), len(categories)))
+        np.add.at(counts, (r[keep], c[keep]), 1.0)
+        out.append({"task": kind, "domain": domain, "judgments": int(len(group)), **agreement_summary(counts)})
+    return out

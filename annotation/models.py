@@ -36,6 +36,14 @@ OPTION_LETTERS = ("A", "B", "C", "D")
 NOTA = "NOTA"
 
 
+# The three corpora: code, name, corpus, initiator role, recipient role.
+DOMAINS = (
+    ("mi", "Motivational interviewing", "AnnoMI", "counselor", "client"),
+    ("esc", "Emotional support", "ESConv", "supporter", "seeker"),
+    ("pfg", "Persuasion", "PersuasionForGood", "persuader", "persuadee"),
+)
+
+
 class Domain(models.Model):
     """A source corpus: `mi` (AnnoMI), `esc` (ESConv), `pfg` (PersuasionForGood)."""
 

@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from . import selectors
 from .models import (
     ATTRIBUTE_CODES,
+    DOMAINS,
     NOTA,
     OPTION_LETTERS,
     Attribute,
@@ -52,12 +53,24 @@ def _chunked(iterable: Iterable, size: int):
 # --- corpus ingestion ------------------------------------------------------------------
 
 @transaction.atomic
+def domains_ensure() -> None:
+    """Make sure the three domains exist (a data migration creates them; a `flush` or a
+    transactional test's reset removes them). Cheap when they are there."""
+    if Domain.objects.count() >= len(DOMAINS):
+        return
+    for code, name, corpus, initiator, recipient in DOMAINS:
+        Domain.objects.get_or_create(
+            code=code, defaults={"name": name, "corpus": corpus, "initiator_role": initiator, "recipient_role": recipient}
+        )
+
+
 def corpus_ingest(*, corpus: str, path: str | Path, encoding: str = "utf-8") -> dict:
     """Read a corpus file in its published format into sessions and turns.
 
     Idempotent: a session already ingested (same domain and source id) is skipped; if the
     file now says something else about it (other turn or word count) that is an error.
     """
+    domains_ensure()
     if corpus not in CORPUS_PARSERS:
         raise ValueError(f"unknown corpus {corpus!r} (expected one of {', '.join(CORPUS_PARSERS)})")
     domain_code, parse = CORPUS_PARSERS[corpus]
@@ -222,6 +235,7 @@ CONTEXT_FIELDS = {"context_id", "domain", "session_id", "window_index", "turns"}
 @transaction.atomic
 def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
     """Import `contexts.jsonl` (spec section 1). Unknown extra fields go to `metadata`."""
+    domains_ensure()
     domains = set(Domain.objects.values_list("code", flat=True))
     written_after = Context.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     created: Counter = Counter()
@@ -560,6 +574,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     given. Idempotent: contexts and items already there with the same content are skipped;
     the same id with other content is an error.
     """
+    domains_ensure()
     seed = settings.DIALTOM_SEED if seed is None else seed
     directory = Path(directory)
     if not directory.is_dir():

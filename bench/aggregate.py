@@ -18,8 +18,8 @@
    Bare crowd-kit is timed before and after the pipeline; the mean is used.
 Prints both times and the ratio (goal: within 1.3x), and checks the labels agree.
 
-Environment: DATABASE_URL names the server (the database used is BENCH_DATABASE, default
-dialtom_bench, dropped and recreated), REDIS_URL / TEST_REDIS_URL the broker,
+Environment: DATABASE_URL names the server and, if its name starts with dialtom_bench, the
+database (else BENCH_DATABASE, default dialtom_bench); that database is dropped and recreated. REDIS_URL / TEST_REDIS_URL the broker,
 CELERY_TASK_DEFAULT_QUEUE the queue (default dialtom-bench).
 """
 from __future__ import annotations
@@ -40,8 +40,11 @@ sys.path.insert(0, str(ROOT))
 
 def configure_env() -> dict:
     server = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dialtom")
-    name = os.environ.get("BENCH_DATABASE", "dialtom_bench")
     parsed = urlparse(server)
+    # bench/run_all.py hands each benchmark DATABASE_URL=.../dialtom_bench_<name>: use that
+    # database; any other name (say, your real `dialtom`) is never dropped: dialtom_bench is.
+    given = parsed.path.lstrip("/")
+    name = os.environ.get("BENCH_DATABASE") or (given if given.startswith("dialtom_bench") else "dialtom_bench")
     env = {
         "DATABASE_URL": urlunparse(parsed._replace(path=f"/{name}")),
         "REDIS_URL": os.environ.get("REDIS_URL") or os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"),
@@ -67,13 +70,28 @@ def bare_crowdkit(frames, *, n_iter: int, tol: float):
     from crowdkit.aggregation import DawidSkene, MajorityVote
 
     labels = {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for frame in frames:
         ds = DawidSkene(n_iter=n_iter, tol=tol)
         ds.fit_predict_proba(frame)
         MajorityVote().fit_predict(frame)
         labels.update(ds.labels_.to_dict())
-    return time.perf_counter() - t0, labels
+    return time.perf_counter() - t0, time.process_time() - c0, labels
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of the worker process and its pool children."""
+    import psutil
+
+    root = psutil.Process(pid)
+    total = 0.0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
 
 
 def main() -> None:
@@ -98,7 +116,7 @@ def main() -> None:
 
     from aggregation import services
     from aggregation.dawid_skene import sorted_frame
-    from aggregation.models import AggregationRun, ItemResult, RunStatus
+    from aggregation.models import ItemResult, RunStatus
     from tests.aggregation import synthetic
 
     out = Path(tempfile.mkdtemp(prefix="dialtom-bench-"))
@@ -138,28 +156,36 @@ def main() -> None:
 
         ping.delay().get(timeout=120)  # the worker is up
 
-        bare_before, _ = bare_crowdkit(frames, n_iter=n_iter, tol=tol)
+        bare_before, bare_cpu_before, _ = bare_crowdkit(frames, n_iter=n_iter, tol=tol)
         print(f"bare crowd-kit (before): {bare_before:.2f}s", flush=True)
 
+        cpu0 = tree_cpu_seconds(worker.pid)
         t = time.perf_counter()
         run = services.aggregation_run_create(batch_ids=sorted(batches.values()), trigger="bench")
+        run.refresh_from_db()
+        if run.celery_id:  # wait on the chord's result (Redis), not by polling the database
+            from celery.result import AsyncResult
+
+            AsyncResult(run.celery_id, app=app).get(timeout=7200, propagate=False)
         while True:
             run.refresh_from_db()
             if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
                 break
             time.sleep(0.05)
         pipeline = time.perf_counter() - t
+        pipeline_cpu = tree_cpu_seconds(worker.pid) - cpu0
         if run.status != RunStatus.SUCCEEDED:
             raise SystemExit(f"run failed: {run.error}")
         print(f"pipeline through Celery ({a.concurrency} worker process(es)): {pipeline:.2f}s", flush=True)
 
-        bare_after, bare_labels = bare_crowdkit(frames, n_iter=n_iter, tol=tol)
+        bare_after, bare_cpu_after, bare_labels = bare_crowdkit(frames, n_iter=n_iter, tol=tol)
         print(f"bare crowd-kit (after): {bare_after:.2f}s", flush=True)
     finally:
         worker.terminate()
         worker.wait(timeout=60)
 
     bare = (bare_before + bare_after) / 2
+    bare_cpu = (bare_cpu_before + bare_cpu_after) / 2
     ours = dict(ItemResult.objects.filter(run=run).values_list("item__item_id", "label"))
     same = sum(ours[k] == v for k, v in bare_labels.items())
     truth = synthetic.read_truth(out)
@@ -176,12 +202,25 @@ def main() -> None:
         "bare_crowdkit_seconds": round(bare, 2),
         "bare_before_after": [round(bare_before, 2), round(bare_after, 2)],
         "ratio": round(pipeline / bare, 3),
+        "pipeline_worker_cpu_seconds": round(pipeline_cpu, 2),
+        "bare_crowdkit_cpu_seconds": round(bare_cpu, 2),
+        "cpu_ratio": round(pipeline_cpu / bare_cpu, 3),
         "labels_equal": f"{same}/{len(bare_labels)}",
         "retention_matches_truth": round(tracks, 4),
         "retention": run.summary["totals"]["retention"],
         "run_timings": {k: round(v, 2) for k, v in run.timings.items()},
     }
-    print(f"ratio pipeline / bare crowd-kit = {result['ratio']:.3f} (goal <= 1.3); labels equal {result['labels_equal']}")
+    print(f"ratio pipeline / bare crowd-kit = {result['ratio']:.3f} wall (goal <= 1.3), "
+          f"{result['cpu_ratio']:.3f} CPU (worker processes vs bare); labels equal {result['labels_equal']}")
+    print()
+    print("| measure | value |")
+    print("|---|---|")
+    print(f"| set | {a.contexts} contexts, {result['items']} items, {result['judgments']} judgments, {result['batches']} batches |")
+    print(f"| import_judgments | {t_import:.1f} s |")
+    print(f"| pipeline through Celery ({a.concurrency} worker process) | {pipeline:.2f} s |")
+    print(f"| bare crowd-kit (mean of {bare_before:.2f} and {bare_after:.2f}) | {bare:.2f} s |")
+    print(f"| ratio (goal <= 1.3) | {result['ratio']:.3f} wall, {result['cpu_ratio']:.3f} CPU |")
+    print(f"| labels equal to bare crowd-kit | {result['labels_equal']} |")
     if a.json:
         print(json.dumps(result))
     if not a.keep:

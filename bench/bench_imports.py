@@ -19,7 +19,6 @@ Figures go to bench/results/imports.md (and stdout).
 """
 import argparse
 import csv
-import io
 import json
 import os
 import random

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
@@ -9,6 +10,8 @@ urlpatterns = [
     path("", account_views.home, name="home"),
     path("accounts/login/", account_views.ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # One login door, the throttled one: the admin's own login form would bypass the throttle.
+    path("admin/login/", RedirectView.as_view(url="/accounts/login/", query_string=True)),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("verification.urls")),

@@ -1,10 +1,10 @@
 """factory_boy factories shared by every test module."""
-import importlib
 
 import factory
 from factory.django import DjangoModelFactory
 
 from accounts.models import Role, User
+from annotation.services import domains_ensure
 from annotation.models import Batch, Context, Domain, Item, Task, Variant
 from verification.models import Judgment
 
@@ -32,15 +32,8 @@ class CrowdWorkerFactory(UserFactory):
 
 
 def domain(code: str = "mi") -> Domain:
-    """The domain row; re-created if a transactional test's flush removed the migration's rows."""
-    found = Domain.objects.filter(code=code).first()
-    if found is None:
-        rows = {row[0]: row for row in importlib.import_module("annotation.migrations.0002_domains").DOMAINS}
-        _, name, corpus, initiator, recipient = rows[code]
-        found, _ = Domain.objects.get_or_create(
-            code=code, defaults={"name": name, "corpus": corpus, "initiator_role": initiator, "recipient_role": recipient}
-        )
-    return found
+    domains_ensure()  # a transactional test's flush removes the migration's rows
+    return Domain.objects.get(code=code)
 
 
 class BatchFactory(DjangoModelFactory):

@@ -15,7 +15,7 @@ class IsVerifier(permissions.BasePermission):
     message = "the audit queue is for verifiers"
 
     def has_permission(self, request, view):
-        return bool(request.user and request.user.is_authenticated and request.user.is_verifier)
+        return bool(request.user and request.user.is_authenticated and request.user.can_audit)
 
 
 class IsProjectStaff(permissions.BasePermission):

@@ -21,7 +21,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from accounts.models import Pool, Role, User
+from accounts.models import Pool, User
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Variant
 
 from .locks import claims_for_update, judgments_for_update, open_slots_for_update, verifier_for_update
@@ -109,8 +109,8 @@ def _enqueue_after_commit(task, **kwargs) -> None:
 
 
 def _check_can_work(*, verifier: User, batch: Batch) -> None:
-    if verifier.role != Role.VERIFIER:
-        raise VerificationError("only verifiers work the audit queue", code="forbidden", status=403)
+    if not verifier.can_audit:
+        raise VerificationError("only verifiers and baseline participants work the audit queue", code="forbidden", status=403)
     if not batch.pools.filter(members=verifier).exists():
         raise VerificationError(f"batch {batch.name} is not open to you", code="forbidden", status=403)
 

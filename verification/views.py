@@ -20,8 +20,8 @@ from .models import Judgment
 
 
 def _verifier_only(request):
-    if not request.user.is_verifier:
-        raise PermissionDenied("the audit queue is for verifiers")
+    if not request.user.can_audit:
+        raise PermissionDenied("the audit queue is for verifiers and baseline participants")
 
 
 def _batch_or_404(request, batch_name):

@@ -80,6 +80,16 @@ def main() -> int:
     Path(args.out).write_text(json.dumps(result, indent=2))
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{bench_db}" WITH (FORCE)')
+    lat = result["latency_ms"]
+    inv = result["invariants"]
+    print(f"| {args.verifiers} verifiers, {result['seconds']} s, gunicorn {result['gunicorn']} | value |\n|---|---|")
+    print(f"| requests (req/s) | {result['requests']} ({result['throughput_rps']}) |")
+    print(f"| submissions acknowledged / stored | {result['acknowledged_submissions']} / {inv['stored_judgments']} |")
+    print(f"| retries answered with the same judgment | {result['retries_same_judgment']} |")
+    print(f"| items over k / duplicate pairs / errors | {inv['items_over_k']} / {inv['duplicate_pairs']} / {result['n_errors']} |")
+    for kind in ("next", "submit", "all"):
+        print(f"| latency {kind} p50 / p95 / p99 (ms) | {lat[kind]['p50']} / {lat[kind]['p95']} / {lat[kind]['p99']} |")
+    print(f"| invariants | {'all hold' if not inv['violations'] else '; '.join(inv['violations'])} |")
     print(json.dumps(result))
     return 1 if invariants["violations"] or stats.errors else 0
 

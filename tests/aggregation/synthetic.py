@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from annotation.services import domains_ensure as ensure_domains  # noqa: F401,E402 (re-exported)
 
 GENERATOR = Path(__file__).with_name("make_synthetic.py")
 
@@ -22,15 +23,6 @@ def generate(out_dir: Path, *, contexts: int, batch_size: int = 500, seed: int =
         check=True, capture_output=True,
     )
     return out_dir
-
-
-def ensure_domains() -> None:
-    """The three domains of the data migration (a transactional test's flush removes them)."""
-    from importlib import import_module
-
-    from django.apps import apps
-
-    import_module("annotation.migrations.0002_domains").create_domains(apps, None)
 
 
 def load_items(out_dir: Path, *, chunk: int = 5000) -> dict[str, int]:

@@ -192,3 +192,38 @@ def test_dispatch_survives_broker_down(loaded, monkeypatch, caplog):
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "broker unavailable" in run.error
     assert "not queued" in caplog.text
+
+
+def test_agreement_matches_irrcac_on_the_batch_and_pooled(loaded):
+    from irrCAC.raw import CAC
+
+    run = _sync_run([loaded["batch-001"]])
+    result = BatchResult.objects.get(run=run)
+    frame = selectors.batch_judgments_frame(batch_id=loaded["batch-001"])
+    table = frame.pivot(index="task", columns="worker", values="label")
+    ref = CAC(table, categories=["A", "B", "C", "D", "NONE", "MULTIPLE"]).gwet()["est"]
+    assert result.ac1 == pytest.approx(ref["coefficient_value"], abs=6e-6)
+    assert result.ac1_ci_low == pytest.approx(ref["confidence_interval"][0], abs=6e-6)
+    assert set(result.by_group) == {f"{t}:{d}" for t in ("prospective", "retrospective") for d in ("esc", "mi", "pfg")}
+    pooled = selectors.agreement_by_task_domain()
+    assert len(pooled) == 6 and sum(g["judgments"] for g in pooled) == 420
+    retro_mi = next(g for g in pooled if (g["task"], g["domain"]) == ("retrospective", "mi"))
+    assert retro_mi["ac1"] == pytest.approx(result.by_group["retrospective:mi"]["ac1"])
+
+
+def test_unreachable_redis_fails_fast_and_never_raises(loaded, monkeypatch, django_capture_on_commit_callbacks):
+    import time
+
+    from dialtom_site.celery import app
+
+    monkeypatch.setitem(app.conf, "broker_write_url", "redis://127.0.0.1:1/0")  # nothing listens there
+    started = time.monotonic()
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.batch_maybe_aggregate(batch_id=loaded["batch-002"])
+    assert time.monotonic() - started < 5
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "broker unavailable" in run.error
+    # a failed dispatch does not block the next try on the same judgments
+    monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: True)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.batch_maybe_aggregate(batch_id=loaded["batch-002"]) is not None

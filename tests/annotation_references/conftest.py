@@ -1,5 +1,4 @@
 """Fixtures of the reference workflow tests: a small set, workers, and ready-made texts."""
-import importlib
 import uuid
 
 import pytest
@@ -7,6 +6,7 @@ import pytest
 from annotation import reference_services as services
 from annotation.models import Attribute
 from tests.factories import ContextFactory, CrowdWorkerFactory, domain
+from annotation.services import domains_ensure as ensure_domains  # noqa: F401,E402 (re-exported)
 
 GOOD_TEXTS = {
     "belief": "The client believes his drinking is under control and harmless.",
@@ -16,16 +16,6 @@ GOOD_TEXTS = {
     "knowledge": "He knows the doctor has found raised liver values in his tests.",
     "trust": "He does not trust the counselor yet and keeps his answers short.",
 }
-
-
-def ensure_domains() -> None:
-    """The domains come from a data migration, which a transactional test's flush removes: put them back."""
-    from annotation.models import Domain
-
-    for code, name, corpus, initiator, recipient in importlib.import_module("annotation.migrations.0002_domains").DOMAINS:
-        Domain.objects.get_or_create(
-            code=code, defaults={"name": name, "corpus": corpus, "initiator_role": initiator, "recipient_role": recipient}
-        )
 
 
 def make_contexts(n: int, code: str = "mi", prefix: str | None = None):

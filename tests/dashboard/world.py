@@ -24,6 +24,7 @@ from annotation.models_references import (
     ReferenceSubmission,
 )
 from tests.factories import BatchFactory, CrowdWorkerFactory, ContextFactory, ItemFactory, JudgmentFactory, ProspectiveItemFactory, UserFactory
+from annotation.services import domains_ensure as ensure_domains  # noqa: F401,E402 (re-exported)
 
 
 @dataclass
@@ -41,14 +42,6 @@ DOMAINS = (
     ("esc", "Emotional support", "ESConv", "supporter", "seeker"),
     ("pfg", "Persuasion", "PersuasionForGood", "persuader", "persuadee"),
 )
-
-
-def ensure_domains() -> None:
-    """Transactional tests flush the data migration's domains: put them back."""
-    for code, name, corpus, initiator, recipient in DOMAINS:
-        Domain.objects.get_or_create(
-            code=code, defaults=dict(name=name, corpus=corpus, initiator_role=initiator, recipient_role=recipient)
-        )
 
 
 def make_world() -> World:

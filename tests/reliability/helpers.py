@@ -7,6 +7,7 @@ import uuid
 from urllib.parse import quote
 
 from django.db import connection
+from annotation.services import domains_ensure as ensure_domains  # noqa: F401,E402 (re-exported)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -15,16 +16,6 @@ DOMAINS = [
     ("esc", "Emotional support", "ESConv", "supporter", "seeker"),
     ("pfg", "Persuasion", "PersuasionForGood", "persuader", "persuadee"),
 ]
-
-
-def ensure_domains() -> None:
-    """Transactional tests flush the data migration's domains: put them back."""
-    from annotation.models import Domain
-
-    for code, name, corpus, initiator, recipient in DOMAINS:
-        Domain.objects.update_or_create(
-            code=code, defaults={"name": name, "corpus": corpus, "initiator_role": initiator, "recipient_role": recipient}
-        )
 
 
 def database_url(name: str | None = None) -> str:

@@ -10,7 +10,6 @@ endpoint another app adds is covered as soon as it is merged. The rules:
 - none of them changes staff-controlled data (batches, items, runs, people, releases);
 - verifier B's private comment never reaches anyone but B and staff.
 """
-import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection

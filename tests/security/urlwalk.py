@@ -155,7 +155,6 @@ def all_urls(objects: dict) -> tuple[list[Url], list[str]]:
             skipped.append(f"{label} -> {built} (does not resolve)")
             continue
         if match.func != pattern.callback and match.url_name != pattern.name:
-            skipped.append(f"{label} -> {built} (resolves to {match.view_name})")
-            continue
+            continue  # shadowed by an earlier pattern (e.g. admin/login/): that one is walked instead
         urls.append(Url(path=built, name=pattern.name, pattern=label))
     return urls, skipped

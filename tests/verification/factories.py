@@ -2,6 +2,7 @@
 from accounts.models import Pool
 from annotation.models import Batch
 from tests.factories import BatchFactory, ContextFactory, ItemFactory, ProspectiveItemFactory, UserFactory
+from annotation.services import domains_ensure as ensure_domains  # noqa: F401,E402 (re-exported)
 
 # A distinctive answer key: blindness tests look for these in every verifier-facing response.
 SECRET_OPTION = "KEYED-OPTION-7f3a"
@@ -35,15 +36,3 @@ def verifiers(n: int, prefix: str = "v"):
     return [UserFactory(username=f"{prefix}{i:02d}") for i in range(n)]
 
 
-def ensure_domains() -> None:
-    """Transactional tests flush the data migration's domains: put them back."""
-    from annotation.models import Domain
-
-    for code, name, corpus, initiator, recipient in [
-        ("mi", "Motivational interviewing", "AnnoMI", "counselor", "client"),
-        ("esc", "Emotional support", "ESConv", "supporter", "seeker"),
-        ("pfg", "Persuasion", "PersuasionForGood", "persuader", "persuadee"),
-    ]:
-        Domain.objects.get_or_create(
-            code=code, defaults={"name": name, "corpus": corpus, "initiator_role": initiator, "recipient_role": recipient}
-        )

@@ -9,6 +9,8 @@ from verification.models import Judgment
 from verification import services
 from verification.services import item_claim_next, judgment_submit
 
+from tests.factories import UserFactory
+
 from .factories import open_batch
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit callbacks must really run
@@ -49,3 +51,27 @@ def test_the_follow_up_task_runs_on_a_real_worker(verifier, celery_worker):
     judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=uuid.uuid4())
     result = batch_progress_check.apply_async(kwargs={"batch_id": batch.pk})
     assert result.get(timeout=30)["complete"] is True
+
+
+def test_the_last_judgment_of_a_batch_starts_its_aggregation(celery_worker):
+    """issue 5: a run starts automatically when a batch reaches its judgments."""
+    import time
+
+    from aggregation.models import AggregationRun, RunStatus
+
+    people = UserFactory.create_batch(2)
+    batch = open_batch(overlap=2, n_items=2, verifiers=people)
+    for person in people:
+        while (claim := item_claim_next(verifier=person, batch=batch)) is not None:
+            judgment_submit(verifier=person, claim_id=claim.pk, choice="C", idempotency_key=uuid.uuid4())
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        run = AggregationRun.objects.filter(batches=batch, trigger="auto").first()
+        if run is not None and run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+            break
+        time.sleep(0.5)
+    assert run is not None, "no automatic aggregation run was started"
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert AggregationRun.objects.filter(batches=batch, trigger="auto").count() == 1
+    assert run.item_results.count() == 2
