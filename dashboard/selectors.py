@@ -373,25 +373,20 @@ def verifier_stats() -> list[dict]:
 
 
 def crowd_worker_stats() -> list[dict]:
-    """Per crowd worker: contexts submitted, reference texts written, accepted, sent back
-    (ever, as the reviewer's reason stays on the assignment) and waiting for rework (2 queries)."""
-    from annotation.models_references import AssignmentStatus, ReferenceAssignment  # noqa: PLC0415
+    """Per crowd worker: contexts written and times their work was sent back, from the
+    references app's `reference_counts_by_worker` (2 queries)."""
+    from annotation.reference_selectors import reference_counts_by_worker  # noqa: PLC0415
 
-    stats = {
-        r["worker_id"]: r
-        for r in ReferenceAssignment.objects.values("worker_id")
-        .annotate(
-            submitted=Count("id", filter=Q(submitted_at__isnull=False), distinct=True),
-            written=Count("references", distinct=True),
-            accepted=Count("id", filter=Q(status=AssignmentStatus.ACCEPTED), distinct=True),
-            sent_back=Count("id", filter=~Q(review_reason=""), distinct=True),
-            to_rework=Count("id", filter=Q(status=AssignmentStatus.SENT_BACK), distinct=True),
-        )
-        .order_by("worker_id")
-    }
-    workers = User.objects.filter(Q(role=Role.CROWD_WORKER) | Q(id__in=list(stats))).order_by("username")
-    keys = ("submitted", "written", "accepted", "sent_back", "to_rework")
-    return [{"username": w.username, **{k: stats.get(w.id, {}).get(k, 0) for k in keys}} for w in workers]
+    counts = reference_counts_by_worker()
+    workers = User.objects.filter(Q(role=Role.CROWD_WORKER) | Q(id__in=list(counts))).order_by("username")
+    return [
+        {
+            "username": w.username,
+            "written": counts.get(w.id, {}).get("written", 0),
+            "sent_back": counts.get(w.id, {}).get("sent_back", 0),
+        }
+        for w in workers
+    ]
 
 
 def latest_aggregation_run() -> AggregationRun | None:

@@ -115,7 +115,7 @@ def csv_tables() -> dict:
 
     def crowd():
         for r in selectors.crowd_worker_stats():
-            yield [r["username"], r["submitted"], r["written"], r["accepted"], r["sent_back"], r["to_rework"]]
+            yield [r["username"], r["written"], r["sent_back"]]
 
     return {
         "progress": (["batch", "status", "items", "judgments_done", "judgments_needed", "open", "in_progress", "complete",
@@ -132,7 +132,7 @@ def csv_tables() -> dict:
                            retention_runs),
         "verifiers": (["verifier", "excluded", "judgments", "median_seconds", "gold_judgments", "gold_accuracy", "ds_accuracy",
                        "none_share", "multiple_share", "top_letter", "top_letter_share", "outliers"], verifiers),
-        "crowd": (["worker", "contexts_submitted", "references_written", "accepted", "sent_back", "to_rework"], crowd),
+        "crowd": (["worker", "contexts_written", "sent_back"], crowd),
     }
 
 

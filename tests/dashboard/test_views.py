@@ -130,3 +130,12 @@ def test_start_aggregation_creates_a_run_of_every_batch(client, staff, world, dj
     assert len(callbacks) == 1  # the Celery chord is dispatched after commit (not run here)
     response = client.get(reverse("dashboard:fragment", args=["run"]))
     assert f"#{run.id}" in response.content.decode()
+
+
+def test_a_running_aggregation_is_polled_faster_with_its_progress(client, staff, world):
+    from aggregation.models import AggregationRun, RunStatus
+
+    AggregationRun.objects.create(status=RunStatus.RUNNING, progress=0.4, batches_total=5, batches_done=2)
+    client.force_login(staff)
+    body = client.get(reverse("dashboard:fragment", args=["run"])).content.decode()
+    assert 'hx-trigger="every 2s"' in body and 'aria-valuenow="40"' in body and "2 / 5 batches" in body

@@ -10,11 +10,19 @@ Crowd references on mi-s0001-w00: crowd-1 accepted (6 texts), crowd-2 sent back 
 resubmitted (6 texts), crowd-3 no work.
 Judgments done 19 of 24 needed.
 """
+import uuid
 from dataclasses import dataclass, field
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
 from annotation.models import Domain
-from annotation.models_references import AssignmentStatus, Reference, ReferenceAssignment, ReferenceSet, ReferenceSetContext
+from annotation.models_references import (
+    AssignmentStatus,
+    Reference,
+    ReferenceAssignment,
+    ReferenceSet,
+    ReferenceSetContext,
+    ReferenceSubmission,
+)
 from tests.factories import BatchFactory, CrowdWorkerFactory, ContextFactory, ItemFactory, JudgmentFactory, ProspectiveItemFactory, UserFactory
 from annotation.services import domains_ensure as ensure_domains  # noqa: F401,E402 (re-exported)
 
@@ -113,12 +121,14 @@ def make_references(*, context) -> None:
         reference_set=ReferenceSet.objects.create(name="refs-1"), context=context, position=0
     )
     now = timezone.now()
-    for slot, (worker, status, reason) in enumerate(
-        [(workers[0], AssignmentStatus.ACCEPTED, ""), (workers[1], AssignmentStatus.SUBMITTED, "too short, please expand")]
+    for slot, (worker, status, reason, submissions) in enumerate(
+        [(workers[0], AssignmentStatus.ACCEPTED, "", 1), (workers[1], AssignmentStatus.SUBMITTED, "too short, please expand", 2)]
     ):
         assignment = ReferenceAssignment.objects.create(
             member=member, worker=worker, slot=slot, status=status, expires_at=now, submitted_at=now, review_reason=reason
         )
+        for _ in range(submissions):
+            ReferenceSubmission.objects.create(assignment=assignment, idempotency_key=uuid.uuid4(), texts={})
         Reference.objects.bulk_create(
             [Reference(assignment=assignment, attribute=a, text=f"{worker.username} thinks the client's {a} is mixed")
              for a in ATTRIBUTES]

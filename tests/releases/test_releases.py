@@ -200,3 +200,11 @@ def test_schema_validates_without_warnings():
     out = io.StringIO()
     call_command("spectacular", "--validate", "--fail-on-warn", stdout=out)
     assert "/api/v1/releases/{version}/items" in out.getvalue()
+
+
+def test_make_release_async_queues_the_build(world, capsys, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        call_command("make_release", "--async", "--json")
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["version"] == "v1" and result["status"] == "pending" and result["files"] == {}
+    assert len(callbacks) == 1
