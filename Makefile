@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test test-fast services chromium bench lint clean
+.PHONY: install demo test test-fast services chromium bench screenshots lint clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -38,6 +38,13 @@ test: install services chromium
 
 test-fast: install services
 	$(BIN)/python -m pytest -m "not e2e"
+
+# Re-take the README's screenshots (docs/img/) from the browser tests.
+screenshots: install services chromium
+	DIALTOM_UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/e2e -q
+
+lint: install
+	$(BIN)/ruff check --select F,E9 --ignore F403,F405 .
 
 bench: install services
 	$(BIN)/python bench/run_all.py

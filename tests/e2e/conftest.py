@@ -1,5 +1,6 @@
 """Playwright in Debian's headless chromium against pytest-django's live server."""
 import os
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +39,21 @@ def login(live_server, page):
         return page
 
     return _login
+
+
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+@pytest.fixture
+def screenshot(tmp_path):
+    """`screenshot(page, "audit-form")`: into docs/img/ for the README when
+    DIALTOM_UPDATE_SCREENSHOTS=1 (`make screenshots`), else into the test's tmp folder,
+    so a test run never changes tracked files."""
+
+    def _take(page, name: str) -> Path:
+        folder = DOCS_IMG if os.environ.get("DIALTOM_UPDATE_SCREENSHOTS") == "1" else tmp_path
+        target = folder / f"{name}.png"
+        page.screenshot(path=str(target), full_page=True)
+        return target
+
+    return _take

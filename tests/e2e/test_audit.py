@@ -1,10 +1,7 @@
 """A verifier audits a retrospective and a prospective item with the keyboard alone.
 
-The screenshot of the form goes to docs/img/audit-form.png when DIALTOM_UPDATE_SCREENSHOTS=1
-(so ordinary runs leave the committed image alone), otherwise to the test's tmp_path.
+The screenshot of the form goes to docs/img/audit-form.png with `make screenshots`.
 """
-import os
-from pathlib import Path
 
 from playwright.sync_api import expect
 
@@ -14,7 +11,6 @@ from tests.factories import ContextFactory, ItemFactory, ProspectiveItemFactory,
 from tests.verification.factories import ensure_domains
 from verification.models import Judgment
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "audit-form.png"
 
 
 def make_batch(verifier) -> Batch:
@@ -57,7 +53,7 @@ def make_batch(verifier) -> Batch:
     return batch
 
 
-def test_verifier_audits_with_the_keyboard_only(transactional_db, live_server, page, login, tmp_path):
+def test_verifier_audits_with_the_keyboard_only(transactional_db, live_server, page, login, screenshot):
     verifier = UserFactory(username="verifier07")
     batch = make_batch(verifier)
     login(verifier)
@@ -69,10 +65,8 @@ def test_verifier_audits_with_the_keyboard_only(transactional_db, live_server, p
     expect(page.locator("#progress-text")).to_have_text("0 / 2 done")
     expect(page.locator(".keys")).to_contain_text("Enter")
     page.set_viewport_size({"width": 1100, "height": 1000})
-    shot = SCREENSHOT if os.environ.get("DIALTOM_UPDATE_SCREENSHOTS") == "1" else tmp_path / "audit-form.png"
     page.keyboard.press("3")
-    page.screenshot(path=str(shot), full_page=True)
-    assert shot.stat().st_size > 10_000
+    assert screenshot(page, "audit-form").stat().st_size > 10_000
     page.keyboard.press("Enter")
 
     # prospective: the profile and the continuations only, no dialogue (htmx swap, no reload)

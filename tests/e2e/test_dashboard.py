@@ -1,17 +1,14 @@
 """The staff dashboard in headless Chromium: the fixture's numbers are on the page, live.
 
-`UPDATE_SCREENSHOTS=1` writes the screenshot to docs/img/dashboard.png (otherwise to tmp).
+`make screenshots` writes the screenshot to docs/img/dashboard.png.
 """
-import os
-from pathlib import Path
 
 from tests.dashboard.world import make_world
 from tests.factories import StaffFactory, UserFactory
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "dashboard.png"
 
 
-def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login, tmp_path):
+def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login, screenshot):
     make_world()
     page = login(StaffFactory(username="admin07"))
     page.goto(f"{live_server.url}/dashboard/")
@@ -33,11 +30,8 @@ def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login, tm
     page.click("#progress-table tr[data-batch=batch-b] button:has-text('Pause')")
     page.wait_for_selector("#progress-table tr[data-batch=batch-b] button:has-text('Reopen')")
 
-    target = SCREENSHOT if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "dashboard.png"
-    target.parent.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.screenshot(path=str(target), full_page=True)
-    assert target.stat().st_size > 10_000
+    assert screenshot(page, "dashboard").stat().st_size > 10_000
 
 
 def test_verifier_is_refused(transactional_db, live_server, login):

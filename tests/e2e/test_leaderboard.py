@@ -1,15 +1,13 @@
 """The leaderboard in headless Chromium with two uploaded, scored models."""
-from pathlib import Path
 
 from accounts.models import Role
 from scoring.services import model_run_create, model_run_score
 from tests.factories import ContextFactory, ItemFactory, ProspectiveItemFactory, UserFactory
 from tests.scoring.conftest import jsonl
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "leaderboard.png"
 
 
-def test_leaderboard_shows_two_models(transactional_db, login, live_server):
+def test_leaderboard_shows_two_models(transactional_db, login, live_server, screenshot):
     items = []
     for n in range(4):
         context = ContextFactory(context_id=f"mi-s{n:04d}-w00", session_key=f"mi-s{n:04d}")
@@ -31,8 +29,7 @@ def test_leaderboard_shows_two_models(transactional_db, login, live_server):
     assert "gpt-like" in first.inner_text() and "75.0 %" in first.inner_text()
     assert "small-model" in second.inner_text() and "37.5 %" in second.inner_text()
     assert page.locator("canvas#rates").is_visible()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    assert screenshot(page, "leaderboard").stat().st_size > 10_000
 
     page.click("text=Compare the top two (McNemar)")
     page.wait_for_selector("#mcnemar")

@@ -1,11 +1,9 @@
 """A crowd worker types an inference, reloads the page, and the draft is still there."""
-from pathlib import Path
 
 from annotation import reference_services as services
 from tests.annotation_references.conftest import ensure_domains
 from tests.factories import ContextFactory, CrowdWorkerFactory, domain
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "reference-form.png"
 TURNS = [
     {"speaker": "initiator", "text": "Thanks for coming in today. What brings you here?"},
     {"speaker": "recipient", "text": "My doctor said my liver values are up and that I should cut down on drinking."},
@@ -16,7 +14,7 @@ TURNS = [
 ]
 
 
-def test_draft_survives_a_reload(transactional_db, live_server, login):
+def test_draft_survives_a_reload(transactional_db, live_server, login, screenshot):
     ensure_domains()
     context = ContextFactory(context_id="mi-s0042-w03", domain=domain("mi"), session_key="mi-s0042", window_index=3, turns=TURNS)
     worker = CrowdWorkerFactory(username="crowd07")
@@ -36,7 +34,6 @@ def test_draft_survives_a_reload(transactional_db, live_server, login):
     assert page.locator("#id_belief").input_value() == "The client believes a few beers after work are harmless."
     assert page.locator("#id_emotion").input_value() == "He feels annoyed and caught off guard by the doctor's news."
     assert "2 of 6 inferences written" in page.content()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1280, "height": 1100})
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    screenshot(page, "reference-form")
