@@ -65,3 +65,21 @@ def test_baseline_command(lay_pool, capsys, django_capture_on_commit_callbacks):
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["members"] == 3 and BaselineRun.objects.filter(pk=summary["baseline_run"]).exists()
     assert Pool.objects.get(name="lay").members.count() == 3
+
+
+def test_participants_answer_through_the_same_audit_queue(lay_pool):
+    """Human baselines use the verifiers' audit form and API: a participant claims, answers
+    in the displayed order, and the judgment is stored in the original letters."""
+    import uuid
+
+    from tests.verification.factories import open_batch
+    from verification.services import item_claim_next, judgment_submit
+
+    lay1 = lay_pool.members.get(username="lay1")
+    batch = open_batch(name="baseline-b01", n_items=2, overlap=1, pool="lay")
+    claim = item_claim_next(verifier=lay1, batch=batch)
+    assert claim is not None
+    displayed = "ABCD"[claim.display_order.index("C")]
+    judgment = judgment_submit(verifier=lay1, claim_id=claim.pk, choice=displayed, idempotency_key=uuid.uuid4()).judgment
+    assert judgment.label == "C" and judgment.verifier.excluded_from_aggregation
+    assert pool_correctness(pool=lay_pool)["scores"]["overall"]["n"] == 1
