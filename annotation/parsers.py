@@ -278,36 +278,52 @@ CORPUS_PARSERS = {"annomi": ("mi", parse_annomi), "esconv": ("esc", parse_esconv
 
 # --- JSONL ---------------------------------------------------------------------------
 
+def jsonl_record(raw: bytes | str, *, source: str | Path, number: int) -> dict | None:
+    """One line of a JSONL file: its record, or None for a blank line.
+
+    The one rule for every JSONL reader (imports, uploads of predictions, inferences,
+    counterfactuals): raises InputError for bytes that are not UTF-8, a line that is not
+    JSON (or nested too deeply), a record that is not an object, and escapes PostgreSQL
+    text cannot store.
+    """
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(source, number, "encoding",
+                             f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+    else:
+        text = raw
+    if number == 1:
+        text = text.removeprefix("\ufeff")
+    if not text.strip():
+        return None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(source, number, "json", f"invalid JSON ({exc.msg}, column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(source, number, "json", "nested too deeply") from None
+    if not isinstance(record, dict):
+        raise InputError(source, number, "record", "must be a JSON object")
+    if "\\u" in text:  # escapes PostgreSQL text cannot store: NUL, lone surrogates
+        _check_storable(source, number, record)
+    return record
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     """Stream a JSONL file: `(line number, record)`, blank lines skipped, one line in memory.
 
-    Raises InputError for bytes that are not UTF-8, a line that is not JSON, a record that
-    is not an object, and a file with no records at all.
+    Raises InputError for a bad line (see `jsonl_record`) and a file with no records at all.
     """
     seen_any = False
     if not Path(path).is_file():
         raise InputError(path, 0, "file", "no such file")
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, number, "encoding",
-                                 f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
-            if number == 1:
-                text = text.removeprefix("\ufeff")
-            if not text.strip():
+            record = jsonl_record(raw, source=path, number=number)
+            if record is None:
                 continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, number, "json", f"invalid JSON ({exc.msg}, column {exc.colno})") from None
-            except RecursionError:
-                raise InputError(path, number, "json", "nested too deeply") from None
-            if not isinstance(record, dict):
-                raise InputError(path, number, "record", "must be a JSON object")
-            if "\\u" in text:  # escapes PostgreSQL text cannot store: NUL, lone surrogates
-                _check_storable(path, number, record)
             seen_any = True
             yield number, record
     if not seen_any:

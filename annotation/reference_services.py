@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import Attribute, Context, Speaker
+from .parsers import InputError, jsonl_record
 from .models_references import (
     LIVE_ASSIGNMENT,
     AssignmentStatus,
@@ -462,16 +463,12 @@ def inferences_parse(*, lines, filename: str) -> list[dict]:
     errors: list[str] = []
     seen: dict[tuple[str, str], int] = {}
     for number, raw in enumerate(lines, start=1):
-        line = (raw.decode("utf-8") if isinstance(raw, bytes) else raw).strip()
-        if not line:
-            continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{filename}:{number}: line: not valid JSON ({exc.msg})")
+            obj = jsonl_record(raw, source=filename, number=number)
+        except InputError as exc:
+            errors.append(str(exc))
             continue
-        if not isinstance(obj, dict):
-            errors.append(f"{filename}:{number}: line: expected a JSON object")
+        if obj is None:
             continue
         context_id, attribute, text = obj.get("context_id"), obj.get("attribute"), obj.get("text")
         if not isinstance(context_id, str) or not context_id.strip():

@@ -1,7 +1,6 @@
 """Writes: the Easy set, counterfactual items, model runs and their scoring, human baselines."""
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Iterable
@@ -12,6 +11,7 @@ from django.utils import timezone
 
 from accounts.models import Pool, Role, User
 from annotation.models import Attribute, Batch, Item, Task, Variant
+from annotation.parsers import InputError, jsonl_record
 
 from . import selectors, stats
 from .models import PREDICTION_LETTERS, BaselineRun, ModelRun, Prediction, RunComparison, ScoreStatus
@@ -36,21 +36,16 @@ class InputErrors(Exception):
 
 
 def _jsonl_records(*, lines: Iterable[str], source: str, errors: list[str]) -> list[tuple[int, dict]]:
+    """Every well-formed record of an upload; each bad line adds its error (all are reported)."""
     records = []
     for number, line in enumerate(lines, start=1):
-        if isinstance(line, bytes):
-            line = line.decode("utf-8")
-        if not line.strip():
-            continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{source}:{number}: line: not valid JSON ({exc.msg})")
+            record = jsonl_record(line, source=source, number=number)
+        except InputError as exc:
+            errors.append(str(exc))
             continue
-        if not isinstance(record, dict):
-            errors.append(f"{source}:{number}: line: a JSON object is needed")
-            continue
-        records.append((number, record))
+        if record is not None:
+            records.append((number, record))
     if not records and not errors:
         errors.append(f"{source}:1: file: no records")
     return records

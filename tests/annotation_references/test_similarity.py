@@ -56,7 +56,7 @@ def test_inference_file_errors_name_file_line_and_field(db):
     with pytest.raises(services.InputFormatError) as err:
         services.inferences_parse(lines=lines, filename="model.jsonl")
     assert err.value.messages == [
-        "model.jsonl:2: line: not valid JSON (Expecting value)",
+        "model.jsonl:2: json: invalid JSON (Expecting value, column 1)",
         "model.jsonl:3: attribute: 'mood' is not one of belief, desire, intention, emotion, knowledge, trust",
         "model.jsonl:4: context_id: unknown context 'unknown'",
         "model.jsonl:5: context_id: mi-s0000-w00 / belief repeats line 1",

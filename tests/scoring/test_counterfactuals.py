@@ -40,7 +40,7 @@ def test_errors_name_file_line_and_field_and_nothing_is_written(prospective_item
     with pytest.raises(InputErrors) as caught:
         counterfactuals_import(lines=lines, source="cf.jsonl")
     assert caught.value.errors == [
-        "cf.jsonl:2: line: not valid JSON (Expecting property name enclosed in double quotes)",
+        "cf.jsonl:2: json: invalid JSON (Expecting property name enclosed in double quotes, column 2)",
         "cf.jsonl:3: item_id: unknown item nope",
         f"cf.jsonl:4: item_id: {retro.item_id} is not a prospective hard item",
         "cf.jsonl:5: profile: required",

@@ -93,7 +93,7 @@ def test_upload_errors_are_all_or_nothing(release):
         "p.jsonl:4: prediction: must be one of A, B, C, D, NOTA",
         "p.jsonl:5: prediction: NOTA is only shown for counterfactual items",
         "p.jsonl:6: reasoning: must be a string",
-        "p.jsonl:7: line: a JSON object is needed",
+        "p.jsonl:7: record: must be a JSON object",
     ]
     assert not ModelRun.objects.exists()
     with pytest.raises(InputErrors, match="p.jsonl:1: file: no records"):
