@@ -4,6 +4,16 @@ from . import services
 from .models import AuditItem, BatchQueue, Claim, Judgment, QueueSlot
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows written only through the services (claims, judgments, queue slots): viewable, never edited here."""
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False
+
+
 @admin.register(BatchQueue)
 class BatchQueueAdmin(admin.ModelAdmin):
     list_display = ["name", "status", "overlap", "lease_minutes", "gold_rate", "pool_names"]
@@ -65,43 +75,25 @@ class AuditItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Claim)
-class ClaimAdmin(admin.ModelAdmin):
+class ClaimAdmin(ReadOnlyAdmin):
     list_display = ["id", "item", "verifier", "batch", "status", "is_gold", "claimed_at", "expires_at"]
     list_filter = ["status", "is_gold", "batch"]
     list_select_related = ["item", "verifier", "batch"]
     search_fields = ["item__item_id", "verifier__username"]
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(ReadOnlyAdmin):
     list_display = ["item", "verifier", "batch", "label", "displayed_label", "seconds_spent", "source", "created_at"]
     list_filter = ["batch", "label", "source"]
     list_select_related = ["item", "verifier", "batch"]
     search_fields = ["item__item_id", "verifier__username"]
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(QueueSlot)
-class QueueSlotAdmin(admin.ModelAdmin):
+class QueueSlotAdmin(ReadOnlyAdmin):
     list_display = ["item", "batch", "taken", "needed", "is_gold"]
     list_filter = ["batch", "is_gold"]
     list_select_related = ["item", "batch"]
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
 
 
