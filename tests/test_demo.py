@@ -24,6 +24,10 @@ def test_demo_loads_people_items_judgments_and_an_aggregation(db):
     assert Judgment.objects.count() == summary["judgments_simulated"] > 0
     run = AggregationRun.objects.get(pk=summary["aggregation_run"])
     assert run.status == RunStatus.SUCCEEDED
+    # Contexts wait for `crowd` to write references.
+    from annotation.models_references import ReferenceSet
+
+    assert ReferenceSet.objects.get(name=summary["reference_set"]).members.count() == 6
     # One batch is left open for the person trying the demo as `verifier`.
     assert not Judgment.objects.filter(verifier__username="verifier").exists()
 

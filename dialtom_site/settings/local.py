@@ -6,7 +6,7 @@ run in-process and the cache is in memory. Set either to use the real service.
 import os
 
 from .base import *  # noqa: F401,F403
-from .base import BASE_DIR, DATABASES, dj_database_url, env, env_bool
+from .base import BASE_DIR, DATABASES, LOGGING, dj_database_url, env, env_bool
 
 DEBUG = env_bool("DEBUG", True)
 
@@ -21,3 +21,6 @@ if not os.environ.get("REDIS_URL"):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 SECRET_KEY = env("SECRET_KEY", "django-insecure-dialtom-studio-local-demo")
+
+# The demo's console shows requests and warnings; LOG_LEVEL=INFO shows the tasks' chatter too.
+LOGGING = {**LOGGING, "root": {**LOGGING["root"], "level": env("LOG_LEVEL", "WARNING")}}

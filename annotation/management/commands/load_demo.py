@@ -15,7 +15,9 @@ from django.db import transaction
 from accounts.models import Role, User
 from accounts.services import person_create
 from aggregation.services import aggregation_run_create, aggregation_run_execute
-from annotation.models import Batch
+from annotation.models import Batch, Context
+from annotation.models_references import ReferenceSet
+from annotation.reference_services import reference_set_create
 from annotation.services import demo_data_load
 from verification.services import batch_open, item_claim_next, judgment_submit
 
@@ -28,6 +30,7 @@ PEOPLE = [
 ]
 SIMULATED = [("sim-verifier-1", 0.92), ("sim-verifier-2", 0.85), ("sim-verifier-3", 0.75)]
 LEFT_OPEN = "dialtom-pfg-prospective-easy"
+DEMO_REFERENCES = "demo-references"
 
 
 def _person(username: str, role: str) -> User:
@@ -73,6 +76,9 @@ class Command(BaseCommand):
             for verifier, accuracy in workers:
                 with transaction.atomic():
                     answered += _simulate(verifier=verifier, accuracy=accuracy, batch=batch, rng=rng)
+        if not ReferenceSet.objects.filter(name=DEMO_REFERENCES).exists():
+            # Contexts for `crowd` to write reference inferences for (stratified by domain).
+            reference_set_create(name=DEMO_REFERENCES, per_context=1, size=min(6, Context.objects.count()), seed=7)
         run = None
         if answered:
             run = aggregation_run_create(batch_ids=[b.pk for b in batches], trigger="command", dispatch=False)
@@ -83,6 +89,7 @@ class Command(BaseCommand):
             "password": DEMO_PASSWORD,
             "judgments_simulated": answered,
             "aggregation_run": run.pk if run else None,
+            "reference_set": DEMO_REFERENCES,
         }
         if as_json:
             self.stdout.write(json.dumps(summary, default=str))
