@@ -5,6 +5,17 @@ from django.db.models import Count
 from .models import Batch, Context, Domain, Item, Session, Turn
 
 
+class ItemCountAdmin(admin.ModelAdmin):
+    """A sortable "items" column, counted in the list query (no query per row)."""
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(items_count=Count("items"))
+
+    @admin.display(description="items", ordering="items_count")
+    def n_items(self, obj):
+        return obj.items_count
+
+
 @admin.register(Domain)
 class DomainAdmin(admin.ModelAdmin):
     list_display = ["code", "name", "corpus", "initiator_role", "recipient_role", "n_sessions"]
@@ -65,7 +76,7 @@ class ItemInline(admin.TabularInline):
 
 
 @admin.register(Context)
-class ContextAdmin(admin.ModelAdmin):
+class ContextAdmin(ItemCountAdmin):
     list_display = ["context_id", "domain", "session_key", "window_index", "n_words", "n_items"]
     list_filter = ["domain", ("session", admin.EmptyFieldListFilter)]
     search_fields = ["context_id", "session_key"]
@@ -73,28 +84,14 @@ class ContextAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at"]
     inlines = [ItemInline]
 
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(items_count=Count("items"))
-
-    @admin.display(description="items", ordering="items_count")
-    def n_items(self, obj):
-        return obj.items_count
-
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(ItemCountAdmin):
     list_display = ["name", "status", "overlap", "lease_minutes", "gold_rate", "n_items", "created_at", "closed_at"]
     list_filter = ["status"]
     search_fields = ["name"]
     filter_horizontal = ["pools"]
     readonly_fields = ["created_at"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(items_count=Count("items"))
-
-    @admin.display(description="items", ordering="items_count")
-    def n_items(self, obj):
-        return obj.items_count
 
 
 @admin.register(Item)
