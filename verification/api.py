@@ -58,18 +58,17 @@ class ItemViewSerializer(serializers.Serializer):
     profile = serializers.DictField(child=serializers.CharField(), required=False, help_text="prospective items only")
 
 
-class JudgmentInSerializer(serializers.Serializer):
-    claim = serializers.UUIDField()
-    choice = serializers.CharField(max_length=10, help_text="A–D as displayed, NOTA where shown, NONE or MULTIPLE")
-    idempotency_key = serializers.UUIDField(help_text="client-generated; a retry with the same key returns the stored judgment")
-    implausible = serializers.ListField(child=serializers.CharField(max_length=1), required=False, default=list)
-    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
-
-
 class JudgmentChangeSerializer(serializers.Serializer):
-    choice = serializers.CharField(max_length=10)
+    """An answer: what a new judgment and a change of one both carry."""
+
+    choice = serializers.CharField(max_length=10, help_text="A–D as displayed, NOTA where shown, NONE or MULTIPLE")
     implausible = serializers.ListField(child=serializers.CharField(max_length=1), required=False, default=list)
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class JudgmentInSerializer(JudgmentChangeSerializer):
+    claim = serializers.UUIDField()
+    idempotency_key = serializers.UUIDField(help_text="client-generated; a retry with the same key returns the stored judgment")
 
 
 class JudgmentOutSerializer(serializers.Serializer):
