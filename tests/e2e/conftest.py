@@ -1,5 +1,7 @@
 """Playwright in Debian's headless chromium against pytest-django's live server."""
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -26,9 +28,52 @@ def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS, "headless": True}
 
 
+class _InFlight:
+    """Wraps the live server's WSGI app and counts the requests it is still working on."""
+
+    def __init__(self, app):
+        self.app = app
+        self.lock = threading.Lock()
+        self.running = 0
+        self.last_seen = time.monotonic()
+
+    def __call__(self, environ, start_response):
+        with self.lock:
+            self.running += 1
+            self.last_seen = time.monotonic()
+        try:
+            return self.app(environ, start_response)
+        finally:
+            with self.lock:
+                self.running -= 1
+                self.last_seen = time.monotonic()
+
+    def wait_until_quiet(self, quiet=0.5, timeout=15.0):
+        """Return once no request has run for `quiet` seconds (or after `timeout`)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.running == 0 and time.monotonic() - self.last_seen >= quiet:
+                    return
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+def live_server_requests(live_server):
+    httpd = live_server.thread.httpd
+    counter = _InFlight(httpd.get_app())
+    httpd.set_app(counter)
+    return counter
+
+
 @pytest.fixture
-def login(live_server, page):
-    """Log `user` in through the real login form; returns the page."""
+def login(live_server, live_server_requests, page):
+    """Log `user` in through the real login form; returns the page.
+
+    At teardown, before the transactional test flushes the database, the page is left
+    (which fires any `pagehide` beacon, like the reference form's last-chance autosave)
+    and the live server is given time to finish what it was asked: a request still
+    writing while the flush truncates the tables deadlocks in PostgreSQL."""
 
     def _login(user, password="pw-for-tests-1"):
         page.goto(f"{live_server.url}/accounts/login/")
@@ -38,7 +83,10 @@ def login(live_server, page):
         page.wait_for_load_state("networkidle")
         return page
 
-    return _login
+    yield _login
+    if not page.is_closed():
+        page.goto("about:blank")
+    live_server_requests.wait_until_quiet()
 
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
