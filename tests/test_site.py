@@ -55,3 +55,16 @@ def test_celery_app_is_configured():
 
     assert app.main == "dialtom_site"
     assert os.environ.get("DJANGO_SETTINGS_MODULE") == "dialtom_site.settings.test"
+
+
+def test_production_redelivers_a_dead_workers_task_within_the_configured_timeout(monkeypatch):
+    """acks_late tasks of a killed worker come back after the broker's visibility timeout:
+    half an hour by default (kombu's is an hour), set from the environment."""
+    prod = _load_production(monkeypatch, SECRET_KEY=GOOD_SECRET, ALLOWED_HOSTS="studio.example.org")
+    assert prod.CELERY_TASK_ACKS_LATE is True
+    assert prod.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] == 1800
+    monkeypatch.delitem(sys.modules, "dialtom_site.settings.base")  # re-read the environment; restored after
+    prod = _load_production(
+        monkeypatch, SECRET_KEY=GOOD_SECRET, ALLOWED_HOSTS="studio.example.org", CELERY_VISIBILITY_TIMEOUT="600"
+    )
+    assert prod.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] == 600

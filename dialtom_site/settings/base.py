@@ -152,6 +152,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", "dialtom")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# With acks_late, a task whose worker died (OOM, SIGKILL, a lost host) goes back to the
+# queue after this many seconds; kombu's default for Redis is an hour. It must stay above
+# the longest task (a full release build or aggregation takes a minute or two), or a
+# running task would be handed to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env("CELERY_VISIBILITY_TIMEOUT", "1800"))}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
