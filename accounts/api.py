@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from verification.api import IsProjectStaff
+from accounts.permissions import IsProjectStaff
 
 from . import services
 from .models import User

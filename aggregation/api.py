@@ -1,21 +1,15 @@
 """Staff-only API: start an aggregation run, follow its status and progress."""
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import permissions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.permissions import IsProjectStaff
 from annotation.models import Batch
 
 from . import selectors, services
 from .models import AggregationRun
-
-
-class IsProjectStaff(permissions.BasePermission):
-    message = "Aggregation is for project staff only."
-
-    def has_permission(self, request, view):
-        return bool(request.user and request.user.is_authenticated and request.user.is_project_staff)
 
 
 class RunStartSerializer(serializers.Serializer):

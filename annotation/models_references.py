@@ -117,6 +117,11 @@ class ReferenceAssignment(models.Model):
     def __str__(self) -> str:
         return f"{self.worker_id} → {self.member_id} ({self.status})"
 
+    @property
+    def is_editable(self) -> bool:
+        """The worker may still write: in progress, sent back, or lapsed (revived on the next save)."""
+        return self.status in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK, AssignmentStatus.EXPIRED)
+
 
 class ReferenceDraft(models.Model):
     """What a worker has typed so far for a context; autosaved, survives sessions and leases."""

@@ -139,6 +139,12 @@ def reference_form_initial(*, assignment: ReferenceAssignment) -> tuple[dict, fl
     return {}, 0.0
 
 
+def reference_progress(*, texts: dict, min_chars: int) -> dict:
+    """How many of the six inferences are long enough to count: filled, total, percent."""
+    filled = sum(1 for a in Attribute.values if len(str(texts.get(a) or "").strip()) >= min_chars)
+    return {"filled": filled, "total": len(Attribute.values), "percent": round(100 * filled / len(Attribute.values))}
+
+
 def context_window(*, context: Context) -> list[dict]:
     """The dialogue window with speakers named by their domain roles."""
     return [

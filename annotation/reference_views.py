@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from . import reference_selectors as selectors
 from . import reference_services as services
 from .models import Attribute, Speaker
-from .models_references import AssignmentStatus, ReferenceSet, ReferenceSetContext, ReferenceSetStatus
+from .models_references import ReferenceSet, ReferenceSetContext, ReferenceSetStatus
 
 FORM_TEMPLATE = "annotation/reference_form.html"
 
@@ -68,11 +68,6 @@ def claim_next(request, set_name):
     return redirect("references:work", assignment_id=assignment.pk)
 
 
-def _progress(texts: dict, min_chars: int) -> dict:
-    filled = sum(1 for a in Attribute.values if len(str(texts.get(a) or "").strip()) >= min_chars)
-    return {"filled": filled, "total": len(Attribute.values), "percent": round(100 * filled / len(Attribute.values))}
-
-
 def _form_context(request, assignment, texts, seconds, errors=None, idempotency_key=None):
     reference_set = assignment.member.reference_set
     context = assignment.member.context
@@ -92,8 +87,8 @@ def _form_context(request, assignment, texts, seconds, errors=None, idempotency_
         "errors": errors or {},
         "seconds_spent": round(seconds, 1),
         "idempotency_key": idempotency_key or uuid.uuid4(),
-        "progress": _progress(texts, reference_set.min_chars),
-        "editable": assignment.status in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK, AssignmentStatus.EXPIRED),
+        "progress": selectors.reference_progress(texts=texts, min_chars=reference_set.min_chars),
+        "editable": assignment.is_editable,
         "Speaker": Speaker,
     }
 
@@ -166,7 +161,7 @@ def autosave(request, assignment_id):
     ctx = {
         "saved_at": saved.draft.updated_at,
         "autosave_warning": saved.warning,
-        "progress": _progress(saved.draft.texts, assignment.member.reference_set.min_chars),
+        "progress": selectors.reference_progress(texts=saved.draft.texts, min_chars=assignment.member.reference_set.min_chars),
         "oob": True,
     }
     return render(request, "annotation/reference_autosave.html", ctx)

@@ -9,29 +9,14 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.models import Role
+from accounts.permissions import IsStaffOrReleaseReader
 from annotation.models import Attribute, Domain, Task, Variant
 
 from . import export, selectors, services
 from .models import Release, ReleaseStatus
-
-
-class IsStaffOrReleaseReader(BasePermission):
-    """Reading releases: project staff or the release_reader role. Creating: staff only."""
-
-    message = "Releases are for staff and release readers."
-
-    def has_permission(self, request, view):
-        user = request.user
-        if not (user and user.is_authenticated):
-            return False
-        if request.method in ("GET", "HEAD", "OPTIONS"):
-            return user.is_project_staff or user.role == Role.RELEASE_READER
-        return user.is_project_staff
 
 
 class IgnoreFormatNegotiation(DefaultContentNegotiation):

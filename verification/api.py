@@ -1,28 +1,15 @@
 """The DRF door onto the audit queue: the same services the htmx views call."""
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import permissions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.permissions import IsProjectStaff, IsVerifier
 from annotation.models import Batch, BatchStatus
 
 from . import selectors, services
 from .models import Judgment
-
-
-class IsVerifier(permissions.BasePermission):
-    message = "the audit queue is for verifiers"
-
-    def has_permission(self, request, view):
-        return bool(request.user and request.user.is_authenticated and request.user.can_audit)
-
-
-class IsProjectStaff(permissions.BasePermission):
-    message = "staff only"
-
-    def has_permission(self, request, view):
-        return bool(request.user and request.user.is_authenticated and request.user.is_project_staff)
 
 
 def error_response(exc: services.VerificationError) -> Response:
