@@ -83,7 +83,7 @@ class Session(models.Model):
 
 
 class Turn(models.Model):
-    """One turn of a session; consecutive utterances of one speaker are one turn."""
+    """One turn of a session: an utterance (AnnoMI, ESConv), or a speaker's run of sentences (PFG)."""
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
     index = models.PositiveIntegerField()

@@ -11,8 +11,9 @@ Corpora (see docs/data.md):
 - PersuasionForGood's `full_dialog.csv` (`,Unit,Turn,B4,B2`): one sentence a row,
   `B4` 0 = persuader, 1 = persuadee, `B2` the dialogue id.
 
-In every corpus, consecutive utterances (PFG: sentences) of one speaker form one turn,
-joined with a space: turns are what segmentation never splits.
+A turn is what segmentation never splits: in AnnoMI and ESConv one utterance (a row, a
+message); in PersuasionForGood, which stores one sentence a row, the consecutive sentences
+of one speaker joined with a space (spec: segmentation rule).
 """
 from __future__ import annotations
 
@@ -52,17 +53,19 @@ class ParsedSession:
     session_id: str
     turns: list[ParsedTurn] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
+    # PFG: a row is a sentence, and the sentences of one speaker in a row make up a turn.
+    join_same_speaker: bool = False
 
     @property
     def n_words(self) -> int:
         return sum(t.n_words for t in self.turns)
 
     def add_utterance(self, *, speaker: str, source_role: str, text: str) -> None:
-        """Append an utterance; one of the same speaker as the last turn extends that turn."""
+        """Append an utterance as a turn (or, with `join_same_speaker`, extend the speaker's turn)."""
         text = " ".join(text.split())
         if not text:
             return
-        if self.turns and self.turns[-1].speaker == speaker:
+        if self.join_same_speaker and self.turns and self.turns[-1].speaker == speaker:
             self.turns[-1].text = f"{self.turns[-1].text} {text}"
         else:
             self.turns.append(ParsedTurn(speaker=speaker, source_role=source_role, text=text))
@@ -182,7 +185,8 @@ def parse_pfg(path: str | Path, *, encoding: str = "utf-8") -> list[ParsedSessio
         session = sessions.get(dialogue)
         if session is None:
             session = sessions[dialogue] = ParsedSession(
-                source_id=dialogue, session_id=f"pfg-{dialogue}", metadata={"corpus": "PersuasionForGood"})
+                source_id=dialogue, session_id=f"pfg-{dialogue}", metadata={"corpus": "PersuasionForGood"},
+                join_same_speaker=True)
         speaker, source_role = PFG_SPEAKERS[role]
         session.add_utterance(speaker=speaker, source_role=source_role, text=row["Unit"] or "")
     return list(sessions.values())

@@ -33,12 +33,17 @@ def test_ingest_all_three_corpora(ingested):
     sessions = {d: Session.objects.filter(domain=d).count() for d in ("mi", "esc", "pfg")}
     assert sessions == {"mi": 3, "esc": 3, "pfg": 3}
     session = Session.objects.get(session_id="esc-c0002")
+    # ESConv: one message, one turn, even when the seeker sends two in a row.
+    assert list(session.turns.values_list("speaker", "text")[:2]) == [("recipient", "hi"), ("recipient", "are you there?")]
     assert list(session.turns.values_list("speaker", flat=True)) == [
-        "recipient", "initiator", "recipient", "initiator", "recipient"]
-    assert session.n_turns == 5 and session.metadata["problem_type"] == "breakup with partner"
+        "recipient", "recipient", "initiator", "recipient", "recipient", "initiator", "initiator", "recipient"]
+    assert session.n_turns == 8 and session.metadata["problem_type"] == "breakup with partner"
     pfg = Session.objects.get(source_id="20180904-045349_715_live")
     assert pfg.session_id == "pfg-20180904-045349_715_live"
     assert pfg.turns.first().source_role == "persuader"
+    # PFG: a row is a sentence; the sentences of one speaker in a row are one turn.
+    speakers = list(pfg.turns.values_list("speaker", flat=True))
+    assert all(a != b for a, b in zip(speakers, speakers[1:]))
 
 
 def test_ingest_refuses_a_changed_session(tmp_path):

@@ -22,7 +22,7 @@ def test_annomi_full_csv_counts_each_utterance_once_in_utterance_order():
     assert sessions[0].metadata["topic"] == "reducing alcohol consumption"
 
 
-def test_annomi_consecutive_utterances_of_one_speaker_form_one_turn(tmp_path):
+def test_annomi_each_utterance_is_a_turn_even_two_of_one_speaker(tmp_path):
     path = tmp_path / "a.csv"
     path.write_text(ANNOMI_HEADER + "".join(
         f"high,7,T,u,topic,{n},{who},00:00:0{n},{text},1\n"
@@ -31,7 +31,7 @@ def test_annomi_consecutive_utterances_of_one_speaker_form_one_turn(tmp_path):
     (session,) = parse_annomi(path)
     assert session.session_id == "mi-t0007"
     assert [(t.speaker, t.text) for t in session.turns] == [
-        ("initiator", "Hello there."), ("recipient", "Hi. I came because"), ("initiator", "Go on.")]
+        ("initiator", "Hello there."), ("recipient", "Hi."), ("recipient", "I came because"), ("initiator", "Go on.")]
     assert session.n_words == 8
 
 
@@ -53,13 +53,14 @@ def test_pfg_fixture():
     assert all(t.speaker != u.speaker for s in sessions for t, u in zip(s.turns, s.turns[1:]))
 
 
-def test_esconv_merges_consecutive_messages_and_keeps_the_situation():
+def test_esconv_keeps_each_message_a_turn_and_the_situation():
     sessions = parse_esconv(FIXTURES / "esconv.json")
     assert [s.session_id for s in sessions] == ["esc-c0000", "esc-c0001", "esc-c0002"]
-    assert len(sessions[0].turns) == 12
+    assert [len(s.turns) for s in sessions] == [12, 6, 8]
     third = sessions[2]
-    assert [t.speaker for t in third.turns] == ["recipient", "initiator", "recipient", "initiator", "recipient"]
-    assert third.turns[0].text == "hi are you there?"
+    assert [t.speaker for t in third.turns] == [
+        "recipient", "recipient", "initiator", "recipient", "recipient", "initiator", "initiator", "recipient"]
+    assert [t.text for t in third.turns[:2]] == ["hi", "are you there?"]
     assert third.turns[0].source_role == "seeker"
     assert third.metadata["situation"] == "My partner left me last week."
 
