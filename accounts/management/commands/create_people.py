@@ -1,13 +1,13 @@
-import json
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from accounts.services import PeopleInputError, api_token_for, login_link_path, people_create, people_parse_csv
+from dialtom_site.commands import ReportCommand
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Create verifiers, crowd workers and staff from a CSV (username,email,role[,pools]) and print "
         "one-time login links; --json --tokens prints each username with an API token."
@@ -17,9 +17,9 @@ class Command(BaseCommand):
         parser.add_argument("csv", help="path of the CSV file")
         parser.add_argument("--base-url", default=getattr(settings, "DIALTOM_BASE_URL", "http://127.0.0.1:8000"))
         parser.add_argument("--tokens", action="store_true", help="also create and print an API token per person")
-        parser.add_argument("--json", action="store_true", help="print one JSON object, last")
+        super().add_arguments(parser)
 
-    def handle(self, *args, **o):
+    def run(self, **o):
         path = Path(o["csv"])
         try:
             text = path.read_text(encoding="utf-8-sig")
@@ -36,9 +36,9 @@ class Command(BaseCommand):
             if o["tokens"]:
                 row["token"] = api_token_for(user=user)
             rows.append(row)
-        if o["json"]:
-            self.stdout.write(json.dumps({"created": len(rows), "people": rows}, sort_keys=True))
-        else:
-            for row in rows:
-                self.stdout.write(f"{row['username']} ({row['role']}): {row['login_link']}" + (f"  token {row['token']}" if "token" in row else ""))
-            self.stdout.write(f"{len(rows)} people created; each link logs in once.")
+        return {"created": len(rows), "people": rows}
+
+    def summary(self, report):
+        for row in report["people"]:
+            yield f"{row['username']} ({row['role']}): {row['login_link']}" + (f"  token {row['token']}" if "token" in row else "")
+        yield f"{report['created']} people created; each link logs in once."

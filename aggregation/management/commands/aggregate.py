@@ -1,15 +1,15 @@
 """python manage.py aggregate (--all | --batch NAME ...) [--sync] [--json]."""
-import json
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from aggregation import selectors, services
 from aggregation.models import RunStatus
 from annotation.models import Batch
+from dialtom_site.commands import ReportCommand
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Aggregate batches (Dawid–Skene per batch, agreement, retention). Without --sync the run goes to "
         "Celery (a group of one task per batch and a chord callback) and the command waits for it."
@@ -22,9 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--sync", action="store_true", help="run in this process instead of Celery")
         parser.add_argument("--no-wait", action="store_true", help="queue the run and return at once")
         parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for a queued run")
-        parser.add_argument("--json", action="store_true", help="print one JSON object of the run, last")
+        super().add_arguments(parser)
 
-    def handle(self, *args, **options):
+    def run(self, **options):
         if options["all"]:
             batch_ids = list(Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True))
             if not batch_ids:
@@ -46,11 +46,7 @@ class Command(BaseCommand):
                 raise CommandError(f"run {run.pk} failed: {exc!r}") from exc
         elif options["no_wait"]:
             run.refresh_from_db()
-            if options["json"]:
-                self.stdout.write(json.dumps({"run": run.pk, "status": run.status, "batches": len(batch_ids)}))
-            else:
-                self.stdout.write(f"run {run.pk} queued ({len(batch_ids)} batches)")
-            return
+            return {"run": run.pk, "status": run.status, "batches": len(batch_ids)}
         else:
             deadline = time.monotonic() + options["timeout"]
             while True:
@@ -63,13 +59,15 @@ class Command(BaseCommand):
             if run.status == RunStatus.FAILED:
                 raise CommandError(f"run {run.pk} failed: {run.error}")
 
-        summary = selectors.run_summary(run=run)
-        if options["json"]:
-            self.stdout.write(json.dumps(summary))
-        else:
-            for b in summary["batches"]:
-                ac1 = "-" if b["ac1"] is None else f"{b['ac1']:.3f}"
-                ret = "-" if b["retention"] is None else f"{b['retention']:.1%}"
-                self.stdout.write(f"{b['batch']}: {b['items']} items, {b['judgments']} judgments, retained {ret}, AC1 {ac1}")
-            t = summary["totals"]
-            self.stdout.write(f"run {run.pk}: {t['batches']} batches, {t['items']} items, retained {t['retained']}")
+        return selectors.run_summary(run=run)
+
+    def summary(self, report):
+        if "totals" not in report:  # --no-wait: queued, not done
+            yield f"run {report['run']} queued ({report['batches']} batches)"
+            return
+        for b in report["batches"]:
+            ac1 = "-" if b["ac1"] is None else f"{b['ac1']:.3f}"
+            ret = "-" if b["retention"] is None else f"{b['retention']:.1%}"
+            yield f"{b['batch']}: {b['items']} items, {b['judgments']} judgments, retained {ret}, AC1 {ac1}"
+        t = report["totals"]
+        yield f"run {report['run']}: {t['batches']} batches, {t['items']} items, retained {t['retained']}"

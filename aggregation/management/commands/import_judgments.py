@@ -1,27 +1,24 @@
 """python manage.py import_judgments PATH [--json]: judgments gathered elsewhere (spec §3)."""
-import json
-
-from django.core.management.base import BaseCommand, CommandError
-
 from aggregation.services import JudgmentImportError, judgments_import
+from dialtom_site.commands import ReportCommand
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Import a judgments CSV (item_id,worker,label): all or nothing, idempotent on item × worker."
+    input_errors = (JudgmentImportError,)
 
     def add_arguments(self, parser):
         parser.add_argument("path")
-        parser.add_argument("--json", action="store_true", help="print one JSON object of what was done, last")
+        super().add_arguments(parser)
 
-    def handle(self, *args, path, **options):
-        try:
-            result = judgments_import(path=path)
-        except JudgmentImportError as exc:
-            raise CommandError("\n".join(exc.errors)) from exc
-        if options["json"]:
-            self.stdout.write(json.dumps(result))
-        else:
-            self.stdout.write(
-                f"{result['created']} judgments imported, {result['unchanged']} already there, "
-                f"{result['users_created']} verifiers created ({result['rows']} rows of {result['file']})"
-            )
+    def run(self, *, path, **options):
+        return judgments_import(path=path)
+
+    def summary(self, report):
+        yield (
+            f"{report['created']} judgments imported, {report['unchanged']} already there, "
+            f"{report['users_created']} verifiers created ({report['rows']} rows of {report['file']})"
+        )
+
+    def error_text(self, exc):
+        return "\n".join(exc.errors)

@@ -1,15 +1,15 @@
 """Choose the reference subset: `reference_subset --size 300 --per-context 3 --seed 7 [--ids FILE] [--json]`."""
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db.models import Count
 
 from annotation import reference_services as services
 from annotation.models import Speaker
+from dialtom_site.commands import ReportCommand
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Create a reference set: N contexts stratified by domain (seeded), or the context ids listed in a file."
 
     def add_arguments(self, parser):
@@ -21,9 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("--target-speaker", choices=Speaker.values, default=Speaker.RECIPIENT)
         parser.add_argument("--min-chars", type=int, default=20, help="minimum characters per inference")
         parser.add_argument("--lease-minutes", type=int, default=30)
-        parser.add_argument("--json", action="store_true", help="print what was done as one JSON object, last line")
+        super().add_arguments(parser)
 
-    def handle(self, *args, **opts):
+    def run(self, **opts):
         ids = None
         if opts["ids"] is not None:
             path: Path = opts["ids"]
@@ -50,7 +50,7 @@ class Command(BaseCommand):
         by_domain = dict(
             reference_set.members.values("context__domain_id").annotate(n=Count("id")).values_list("context__domain_id", "n")
         )
-        result = {
+        return {
             "reference_set": reference_set.name,
             "source": reference_set.source,
             "seed": reference_set.seed,
@@ -59,10 +59,9 @@ class Command(BaseCommand):
             "assignments_needed": sum(by_domain.values()) * reference_set.per_context,
             "by_domain": dict(sorted(by_domain.items())),
         }
-        if opts["json"]:
-            self.stdout.write(json.dumps(result))
-        else:
-            self.stdout.write(
-                f"Created {result['reference_set']}: {result['contexts']} contexts "
-                f"({', '.join(f'{d} {n}' for d, n in result['by_domain'].items())}), {result['per_context']} workers each."
-            )
+
+    def summary(self, report):
+        yield (
+            f"Created {report['reference_set']}: {report['contexts']} contexts "
+            f"({', '.join(f'{d} {n}' for d, n in report['by_domain'].items())}), {report['per_context']} workers each."
+        )

@@ -1,13 +1,12 @@
-import json
-
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from dialtom_site.commands import ReportCommand
 from releases import services
 from releases.models import ReleaseStatus
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Create a release of the retained items: files under RELEASE_ROOT/<version>/ with a manifest."
 
     def create_parser(self, prog_name, subcommand, **kwargs):
@@ -18,9 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--version", dest="release_version", help="release version (default: the next vN)")
         parser.add_argument("--async", dest="run_async", action="store_true", help="queue the build on Celery and return")
-        parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+        super().add_arguments(parser)
 
-    def handle(self, *args, release_version=None, run_async=False, json=False, **options):
+    def run(self, *, release_version=None, run_async=False, **options):
         try:
             release = services.release_create(version=release_version, trigger="command", build=run_async)
         except ValidationError as exc:
@@ -30,20 +29,15 @@ class Command(BaseCommand):
                 release = services.release_build(release_id=release.id)
             except Exception as exc:  # noqa: BLE001
                 raise CommandError(f"release {release.version} failed: {exc}") from exc
-        result = {
+        return {
             "version": release.version,
             "status": release.status,
             "items": release.n_items,
             "files": {name: {"path": meta["path"], "sha256": meta["sha256"]} for name, meta in release.files.items()},
         }
-        if json:
-            self.stdout.write(_json_dumps(result))
-            return
-        self.stdout.write(f"release {release.version}: {release.status}, {release.n_items} items")
-        if release.status == ReleaseStatus.READY:
-            for name, meta in result["files"].items():
-                self.stdout.write(f"  {meta['sha256']}  {meta['path']}")
 
-
-def _json_dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    def summary(self, report):
+        yield f"release {report['version']}: {report['status']}, {report['items']} items"
+        if report["status"] == ReleaseStatus.READY:
+            for meta in report["files"].values():
+                yield f"  {meta['sha256']}  {meta['path']}"

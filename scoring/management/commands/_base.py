@@ -1,31 +1,13 @@
-import json
+from django.core.management.base import CommandError
 
-from django.core.management.base import BaseCommand, CommandError
-
+from dialtom_site.commands import ReportCommand
 from scoring.services import InputErrors
 
 
-class JsonCommand(BaseCommand):
-    """A command that takes --json and then prints one JSON object of what it did, last."""
+class JsonCommand(ReportCommand):
+    """Scoring commands: `InputErrors` (one `file:line: field: reason` per problem) stop them."""
 
-    def add_arguments(self, parser):
-        parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
-
-    def handle(self, *args, **options):
-        try:
-            summary = self.run(**options)
-        except InputErrors as exc:
-            raise CommandError(str(exc)) from exc
-        if options["json"]:
-            self.stdout.write(json.dumps(summary, sort_keys=True))
-        else:
-            self.stdout.write(self.style.SUCCESS(self.describe(summary)))
-
-    def run(self, **options) -> dict:
-        raise NotImplementedError
-
-    def describe(self, summary: dict) -> str:
-        return ", ".join(f"{key}: {value}" for key, value in summary.items())
+    input_errors = (InputErrors,)
 
 
 def read_lines(path: str) -> list[str]:

@@ -12,4 +12,7 @@ class Command(JsonCommand):
 
     def run(self, **o):
         batch = batch_close(name=o["name"])
-        return f"batch {batch.name} is {batch.status}", {"batch": batch.name, "status": batch.status}
+        return {"batch": batch.name, "status": batch.status}
+
+    def summary(self, report):
+        yield f"batch {report['batch']} is {report['status']}"

@@ -28,5 +28,7 @@ class Command(JsonCommand):
             "pools": sorted(batch.pools.values_list("name", flat=True)),
             "items": batch.items.count(),
         }
-        text = f"batch {batch.name} open to {', '.join(result['pools']) or 'no pool'}: k={batch.overlap}, {result['items']} items"
-        return text, result
+        return result
+
+    def summary(self, report):
+        yield f"batch {report['batch']} open to {', '.join(report['pools']) or 'no pool'}: k={report['overlap']}, {report['items']} items"

@@ -8,4 +8,7 @@ class Command(JsonCommand):
 
     def run(self, **o):
         n = claims_expire()
-        return f"{n} claim(s) expired", {"expired": n}
+        return {"expired": n}
+
+    def summary(self, report):
+        yield f"{report['expired']} claim(s) expired"

@@ -19,6 +19,11 @@ class Command(JsonCommand):
             batch = Batch.objects.filter(name=o["batch"]).first()
             if batch is None:
                 raise CommandError(f"batch: no batch named {o['batch']!r}")
-        rows = gold_accuracy(batch=batch)
-        text = "\n".join(f"{r['verifier']}: {r['gold_correct']}/{r['gold_answered']}" + (" (excluded)" if r["excluded"] else "") for r in rows)
-        return text or "no gold judgments yet", {"verifiers": rows}
+        return {"verifiers": gold_accuracy(batch=batch)}
+
+    def summary(self, report):
+        rows = report["verifiers"]
+        if not rows:
+            yield "no gold judgments yet"
+        for r in rows:
+            yield f"{r['verifier']}: {r['gold_correct']}/{r['gold_answered']}" + (" (excluded)" if r["excluded"] else "")

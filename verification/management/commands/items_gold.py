@@ -13,4 +13,7 @@ class Command(JsonCommand):
 
     def run(self, **o):
         n = items_gold_set(item_ids=o["item_ids"], is_gold=not o["unmark"])
-        return f"{n} item(s) {'un' if o['unmark'] else ''}marked gold", {"items": n, "is_gold": not o["unmark"]}
+        return {"items": n, "is_gold": not o["unmark"]}
+
+    def summary(self, report):
+        yield f"{report['items']} item(s) {'' if report['is_gold'] else 'un'}marked gold"
