@@ -402,6 +402,23 @@ def batch_maybe_aggregate(*, batch_id: int) -> AggregationRun | None:
         return None
 
 
+def batches_aggregate_due() -> list[int]:
+    """The sweep: start the automatic run of every complete batch that has none on its
+    current judgments; returns the ids of the runs started.
+
+    The last judgment of a batch queues its run on commit, but not when the broker was
+    down at that moment, and a run refused then is recorded FAILED. This sweep (a Celery
+    beat task, `aggregate --due`) catches both once Redis is back. Safe to run at any time:
+    `batch_maybe_aggregate` never starts a second run on the same judgments.
+    """
+    started = []
+    for batch_id in Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True):
+        run = batch_maybe_aggregate(batch_id=batch_id)
+        if run is not None:
+            started.append(run.pk)
+    return started
+
+
 # --- import of outside judgments (spec §3: judgments.csv) ------------------------------
 
 IMPORT_LABELS = ("A", "B", "C", "D", "NONE", "MULTIPLE")

@@ -34,3 +34,9 @@ def aggregation_run_finalize(run_id: int) -> dict:
         services.aggregation_run_fail(run_id=run_id, error=f"finish: {exc!r}")
         raise
     return {"run": run.pk, "status": run.status}
+
+
+@shared_task
+def aggregate_due_batches() -> list[int]:
+    """Celery beat, every DIALTOM_AGGREGATE_SWEEP_SECONDS: runs for complete batches that have none."""
+    return services.batches_aggregate_due()

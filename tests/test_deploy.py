@@ -9,16 +9,17 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_compose_runs_web_worker_postgres_and_redis():
+def test_compose_runs_web_worker_beat_postgres_and_redis():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"web", "worker", "db", "redis"}
+    assert set(services) == {"web", "worker", "beat", "db", "redis"}
     assert "gunicorn dialtom_site.wsgi:application" in services["web"]["command"]
     assert services["worker"]["command"].startswith("celery -A dialtom_site worker")
+    assert services["beat"]["command"].startswith("celery -A dialtom_site beat")
     app_env = compose["x-app"]["environment"]
     assert app_env["DATABASE_URL"].startswith("postgres://") and "@db:5432/" in app_env["DATABASE_URL"]
     assert app_env["REDIS_URL"] == "redis://redis:6379/0"
-    for name in ("web", "worker"):
+    for name in ("web", "worker", "beat"):
         assert services[name]["depends_on"]["db"]["condition"] == "service_healthy"
 
 

@@ -156,6 +156,14 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # queue after this many seconds; kombu's default for Redis is an hour. It must stay above
 # the longest task (a full release build or aggregation takes a minute or two), or a
 # running task would be handed to a second worker.
+# `celery -A dialtom_site beat` (the compose file's `beat` service): the sweep that starts
+# the run of a complete batch whose own trigger was lost while Redis was down.
+CELERY_BEAT_SCHEDULE = {
+    "aggregate-due-batches": {
+        "task": "aggregation.tasks.aggregate_due_batches",
+        "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
+    },
+}
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env("CELERY_VISIBILITY_TIMEOUT", "1800"))}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

@@ -227,3 +227,18 @@ def test_unreachable_redis_fails_fast_and_never_raises(loaded, monkeypatch, djan
     monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: True)
     with django_capture_on_commit_callbacks(execute=True):
         assert services.batch_maybe_aggregate(batch_id=loaded["batch-002"]) is not None
+
+
+def test_aggregate_due_starts_each_complete_batch_once(loaded, monkeypatch, capsys, django_capture_on_commit_callbacks):
+    dispatched = []
+    monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: dispatched.append(run_id) or True)
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("aggregate", "--due", "--json")
+    started = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["runs_started"]
+    assert len(started) == 3 and sorted(dispatched) == sorted(started)
+    assert {b for r in AggregationRun.objects.filter(pk__in=started) for b in r.batches.values_list("pk", flat=True)} == set(
+        loaded.values()
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("aggregate", "--due", "--json")
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["runs_started"] == []

@@ -75,3 +75,40 @@ def test_the_last_judgment_of_a_batch_starts_its_aggregation(celery_worker):
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert AggregationRun.objects.filter(batches=batch, trigger="auto").count() == 1
     assert run.item_results.count() == 2
+
+
+def test_a_batch_completed_while_the_broker_was_down_is_aggregated_by_the_sweep(celery_worker, monkeypatch):
+    """The last judgment's trigger is lost while Redis is down; the beat sweep starts the run later, once."""
+    import time
+
+    from aggregation.models import AggregationRun, RunStatus
+    from aggregation.tasks import aggregate_due_batches
+
+    people = UserFactory.create_batch(2)
+    batch = open_batch(overlap=2, n_items=2, verifiers=people)
+    monkeypatch.setattr(services, "_broker_down_until", time.monotonic() + 3600)  # as after a failed send
+    for person in people:
+        while (claim := item_claim_next(verifier=person, batch=batch)) is not None:
+            judgment_submit(verifier=person, claim_id=claim.pk, choice="C", idempotency_key=uuid.uuid4())
+    time.sleep(1)
+    assert not AggregationRun.objects.filter(batches=batch).exists()
+
+    monkeypatch.setattr(services, "_broker_down_until", 0.0)  # Redis is back
+    started = aggregate_due_batches.apply_async().get(timeout=30)
+    assert len(started) == 1
+    run = AggregationRun.objects.get(pk=started[0])
+    deadline = time.monotonic() + 60
+    while run.status not in (RunStatus.SUCCEEDED, RunStatus.FAILED) and time.monotonic() < deadline:
+        time.sleep(0.3)
+        run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert list(run.batches.all()) == [batch] and run.item_results.count() == 2
+    # Nothing new since: the next sweep starts nothing.
+    assert aggregate_due_batches.apply_async().get(timeout=30) == []
+
+
+def test_beat_schedules_the_sweep():
+    from dialtom_site.celery import app
+
+    entry = app.conf.beat_schedule["aggregate-due-batches"]
+    assert entry["task"] in app.tasks and entry["schedule"] == 300

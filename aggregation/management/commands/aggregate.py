@@ -1,4 +1,4 @@
-"""python manage.py aggregate (--all | --batch NAME ...) [--sync] [--json]."""
+"""python manage.py aggregate (--all | --batch NAME ... | --due) [--sync] [--json]."""
 import time
 
 from django.core.management.base import CommandError
@@ -19,12 +19,17 @@ class Command(ReportCommand):
         target = parser.add_mutually_exclusive_group(required=True)
         target.add_argument("--all", action="store_true", help="every batch that has items")
         target.add_argument("--batch", action="append", metavar="NAME", help="a batch by name (repeatable)")
+        target.add_argument(
+            "--due", action="store_true", help="queue the automatic run of every complete batch that has none (the beat sweep)"
+        )
         parser.add_argument("--sync", action="store_true", help="run in this process instead of Celery")
         parser.add_argument("--no-wait", action="store_true", help="queue the run and return at once")
         parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for a queued run")
         super().add_arguments(parser)
 
     def run(self, **options):
+        if options["due"]:
+            return {"runs_started": services.batches_aggregate_due()}
         if options["all"]:
             batch_ids = list(Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True))
             if not batch_ids:
@@ -62,6 +67,9 @@ class Command(ReportCommand):
         return selectors.run_summary(run=run)
 
     def summary(self, report):
+        if "runs_started" in report:
+            yield f"{len(report['runs_started'])} run(s) started: {report['runs_started']}"
+            return
         if "totals" not in report:  # --no-wait: queued, not done
             yield f"run {report['run']} queued ({report['batches']} batches)"
             return
