@@ -130,6 +130,10 @@ class ReferenceDraft(models.Model):
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reference_drafts")
     texts = models.JSONField(default=dict, help_text="attribute → text")
     seconds_spent = models.FloatField(default=0)
+    client_ts = models.BigIntegerField(
+        default=0, help_text="the browser's clock (ms) at the edit saved; an autosave older than this is ignored"
+    )
+    client_id = models.CharField(max_length=40, blank=True, help_text="the browser that saved it last (autosave)")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -215,15 +215,15 @@ class AssignmentSerializer(serializers.Serializer):
 
     @extend_schema_field(serializers.DictField(child=serializers.CharField()))
     def get_texts(self, assignment):
-        texts, _ = self._initial(assignment)
+        texts = self._initial(assignment).texts
         return {a: texts.get(a, "") for a in Attribute.values}
 
     def get_seconds_spent(self, assignment) -> float:
-        return round(self._initial(assignment)[1], 1)
+        return round(self._initial(assignment).seconds_spent, 1)
 
     @extend_schema_field(ReferenceProgressSerializer)
     def get_progress(self, assignment):
-        texts, _ = self._initial(assignment)
+        texts = self._initial(assignment).texts
         return selectors.reference_progress(texts=texts, min_chars=assignment.member.reference_set.min_chars)
 
 
@@ -265,9 +265,18 @@ class DraftSerializer(serializers.Serializer):
     seconds_spent = serializers.FloatField(required=False, default=0, min_value=0)
 
 
+class DraftSaveSerializer(DraftSerializer):
+    client_ts = serializers.IntegerField(
+        required=False, min_value=0, max_value=2**62,
+        help_text="your clock (ms) at the edit: a save older than the stored draft's is dropped (stale)",
+    )
+    client_id = serializers.CharField(required=False, allow_blank=True, max_length=40, help_text="which client saved it")
+
+
 class DraftSavedSerializer(serializers.Serializer):
     saved_at = serializers.DateTimeField()
     warning = serializers.CharField(help_text="set when the lease had lapsed and the context was taken meanwhile")
+    stale = serializers.BooleanField(help_text="true: a later edit was stored already and this one was dropped")
     progress = ReferenceProgressSerializer()
 
 
@@ -342,14 +351,14 @@ class ReferenceDraftView(APIView):
     permission_classes = [IsCrowdWorker]
 
     @extend_schema(
-        request=DraftSerializer,
+        request=DraftSaveSerializer,
         responses={200: DraftSavedSerializer, 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
     )
     def put(self, request, assignment_id):
         assignment = _my_assignment(request, assignment_id)
         if assignment is None:
             return Response(NOT_YOURS, status=status.HTTP_404_NOT_FOUND)
-        body = DraftSerializer(data=request.data)
+        body = DraftSaveSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             saved = services.reference_draft_save(
@@ -357,11 +366,14 @@ class ReferenceDraftView(APIView):
                 assignment_id=assignment.pk,
                 texts=body.validated_data["texts"],
                 seconds_spent=body.validated_data["seconds_spent"],
+                client_ts=body.validated_data.get("client_ts"),
+                client_id=body.validated_data.get("client_id", ""),
             )
         except services.ReferenceWorkflowError as exc:
             return _conflict(exc)
         progress = selectors.reference_progress(texts=saved.draft.texts, min_chars=assignment.member.reference_set.min_chars)
-        return Response(DraftSavedSerializer({"saved_at": saved.draft.updated_at, "warning": saved.warning, "progress": progress}).data)
+        result = {"saved_at": saved.draft.updated_at, "warning": saved.warning, "stale": saved.stale, "progress": progress}
+        return Response(DraftSavedSerializer(result).data)
 
 
 class ReferenceSubmitView(APIView):

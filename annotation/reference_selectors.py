@@ -128,15 +128,23 @@ def reference_assignment_for_worker(*, worker, assignment_id) -> ReferenceAssign
     )
 
 
-def reference_form_initial(*, assignment: ReferenceAssignment) -> tuple[dict, float]:
+@dataclass
+class FormInitial:
+    texts: dict
+    seconds_spent: float = 0.0
+    client_ts: int = 0  # the browser clock of the stored draft's last edit (0: none)
+    client_id: str = ""  # the browser that autosaved it last
+
+
+def reference_form_initial(*, assignment: ReferenceAssignment) -> FormInitial:
     """What the form shows: the draft if there is one, else the last submission; and seconds spent so far."""
     draft = ReferenceDraft.objects.filter(member_id=assignment.member_id, worker_id=assignment.worker_id).first()
     if draft is not None:
-        return dict(draft.texts), draft.seconds_spent
+        return FormInitial(dict(draft.texts), draft.seconds_spent, draft.client_ts, draft.client_id)
     last = ReferenceSubmission.objects.filter(assignment=assignment).order_by("-created_at", "-id").first()
     if last is not None:
-        return dict(last.texts), last.seconds_spent
-    return {}, 0.0
+        return FormInitial(dict(last.texts), last.seconds_spent)
+    return FormInitial({})
 
 
 def reference_progress(*, texts: dict, min_chars: int) -> dict:

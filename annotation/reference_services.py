@@ -283,27 +283,67 @@ def _clean_seconds(seconds) -> float:
     return min(max(value, 0.0), MAX_SECONDS) if value == value else 0.0
 
 
-def _draft_upsert(*, member_id: int, worker_id: int, texts: dict, seconds_spent: float) -> None:
+def _draft_upsert(
+    *, member_id: int, worker_id: int, texts: dict, seconds_spent: float, client_ts: int | None = None, client_id: str = ""
+) -> bool:
+    """Insert or update the draft; False (nothing written) when the stored one was edited later.
+
+    `client_ts` orders the saves of one browser (debounced autosaves, the `pagehide` beacon
+    of a page already left): under the draft's row lock a save older than the stored edit
+    is dropped, so a late beacon never overwrites newer text. Without it the save is
+    unconditional (a submit, the no-JavaScript *Save draft* button).
+    """
+    if client_ts is not None:
+        stored = (
+            ReferenceDraft.objects.select_for_update()
+            .filter(member_id=member_id, worker_id=worker_id)
+            .values_list("client_ts", flat=True)
+            .first()
+        )
+        if stored is not None and stored > client_ts:
+            return False
     ReferenceDraft.objects.bulk_create(
-        [ReferenceDraft(member_id=member_id, worker_id=worker_id, texts=texts, seconds_spent=seconds_spent)],
+        [
+            ReferenceDraft(
+                member_id=member_id,
+                worker_id=worker_id,
+                texts=texts,
+                seconds_spent=seconds_spent,
+                client_ts=client_ts or 0,
+                client_id=client_id if client_ts is not None else "",
+            )
+        ],
         update_conflicts=True,
         unique_fields=["member", "worker"],
-        update_fields=["texts", "seconds_spent", "updated_at"],
+        update_fields=["texts", "seconds_spent", "updated_at"] + (["client_ts", "client_id"] if client_ts is not None else []),
     )
+    return True
+
+
+def _clean_client_ts(value) -> int | None:
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        return None
+    return value if 0 <= value < 2**62 else None
 
 
 @dataclass
 class DraftSaveResult:
     draft: ReferenceDraft
     warning: str = ""
+    stale: bool = False  # a newer edit was stored already; this save was dropped
 
 
 @transaction.atomic
-def reference_draft_save(*, worker, assignment_id, texts: dict, seconds_spent=0) -> DraftSaveResult:
+def reference_draft_save(
+    *, worker, assignment_id, texts: dict, seconds_spent=0, client_ts=None, client_id: str = ""
+) -> DraftSaveResult:
     """Autosave: upsert the worker's draft for this context, and keep the lease alive.
 
     The draft is stored even when the lease ran out and every place was taken meanwhile
-    (then `warning` says so); only submitted or accepted work is refused.
+    (then `warning` says so); only submitted or accepted work is refused. A save with a
+    `client_ts` older than the stored draft's is dropped (`stale`).
     """
     assignment = (
         ReferenceAssignment.objects.filter(pk=assignment_id, worker=worker).select_related("member__reference_set").first()
@@ -325,11 +365,16 @@ def reference_draft_save(*, worker, assignment_id, texts: dict, seconds_spent=0)
         ReferenceAssignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(
             expires_at=timezone.now() + lease
         )
-    _draft_upsert(
-        member_id=assignment.member_id, worker_id=worker.pk, texts=_clean_texts(texts), seconds_spent=_clean_seconds(seconds_spent)
+    written = _draft_upsert(
+        member_id=assignment.member_id,
+        worker_id=worker.pk,
+        texts=_clean_texts(texts),
+        seconds_spent=_clean_seconds(seconds_spent),
+        client_ts=_clean_client_ts(client_ts),
+        client_id=str(client_id or "")[:40],
     )
     draft = ReferenceDraft.objects.get(member_id=assignment.member_id, worker_id=worker.pk)
-    return DraftSaveResult(draft=draft, warning=warning)
+    return DraftSaveResult(draft=draft, warning=warning, stale=not written)
 
 
 def _normalise(text: str) -> str:

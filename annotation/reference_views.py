@@ -68,7 +68,7 @@ def claim_next(request, set_name):
     return redirect("references:work", assignment_id=assignment.pk)
 
 
-def _form_context(request, assignment, texts, seconds, errors=None, idempotency_key=None):
+def _form_context(request, assignment, texts, seconds, errors=None, idempotency_key=None, initial=None):
     reference_set = assignment.member.reference_set
     context = assignment.member.context
     fields = [
@@ -86,6 +86,8 @@ def _form_context(request, assignment, texts, seconds, errors=None, idempotency_
         "fields": fields,
         "errors": errors or {},
         "seconds_spent": round(seconds, 1),
+        "draft_client_ts": initial.client_ts if initial else 0,
+        "draft_client_id": initial.client_id if initial else "",
         "idempotency_key": idempotency_key or uuid.uuid4(),
         "progress": selectors.reference_progress(texts=texts, min_chars=reference_set.min_chars),
         "editable": assignment.is_editable,
@@ -101,8 +103,9 @@ def work(request, assignment_id):
     if assignment is None:
         raise Http404("no such assignment")
     if request.method == "GET":
-        texts, seconds = selectors.reference_form_initial(assignment=assignment)
-        return render(request, FORM_TEMPLATE, _form_context(request, assignment, texts, seconds))
+        initial = selectors.reference_form_initial(assignment=assignment)
+        ctx = _form_context(request, assignment, initial.texts, initial.seconds_spent, initial=initial)
+        return render(request, FORM_TEMPLATE, ctx)
 
     texts = {a: request.POST.get(a, "") for a in Attribute.values}
     seconds = request.POST.get("seconds_spent", 0)
@@ -153,7 +156,12 @@ def autosave(request, assignment_id):
     texts = {a: request.POST.get(a, "") for a in Attribute.values}
     try:
         saved = services.reference_draft_save(
-            worker=request.user, assignment_id=assignment_id, texts=texts, seconds_spent=request.POST.get("seconds_spent", 0)
+            worker=request.user,
+            assignment_id=assignment_id,
+            texts=texts,
+            seconds_spent=request.POST.get("seconds_spent", 0),
+            client_ts=request.POST.get("client_ts"),
+            client_id=request.POST.get("client_id", ""),
         )
     except services.ReferenceWorkflowError as exc:
         return render(request, f"{FORM_TEMPLATE}#autosave-status", {"autosave_error": str(exc)}, status=409)
@@ -161,6 +169,7 @@ def autosave(request, assignment_id):
     ctx = {
         "saved_at": saved.draft.updated_at,
         "autosave_warning": saved.warning,
+        "autosave_stale": saved.stale,
         "progress": selectors.reference_progress(texts=saved.draft.texts, min_chars=assignment.member.reference_set.min_chars),
         "oob": True,
     }

@@ -37,3 +37,31 @@ def test_draft_survives_a_reload(transactional_db, live_server, login, screensho
     page.set_viewport_size({"width": 1280, "height": 1100})
     page.evaluate("window.scrollTo(0, 0)")
     screenshot(page, "reference-form")
+
+
+def test_typing_that_never_reached_the_server_is_restored_after_a_reload(transactional_db, live_server, login):
+    """The network drops every save and the tab's last-chance beacon is lost too: the text
+    typed is kept in the browser, and the reloaded page puts it back and saves it."""
+    from annotation.models_references import ReferenceDraft
+
+    ensure_domains()
+    context = ContextFactory(context_id="mi-s0043-w01", domain=domain("mi"), session_key="mi-s0043", window_index=1, turns=TURNS)
+    worker = CrowdWorkerFactory(username="crowd08")
+    reference_set = services.reference_set_create(name="e2e-offline", per_context=3, context_ids=[context.context_id])
+    assignment = services.reference_assignment_claim_next(worker=worker, reference_set_id=reference_set.pk)
+    desire = "He wants his doctor and his wife to stop worrying about his drinking."
+
+    page = login(worker)
+    page.goto(f"{live_server.url}/annotate/work/{assignment.pk}/")
+    page.route("**/autosave/", lambda route: route.abort())
+    page.evaluate("navigator.sendBeacon = function () { return false; }")
+    page.locator("#id_desire").press_sequentially(desire)
+    page.wait_for_timeout(1500)  # the debounced save was sent, and dropped
+    assert not ReferenceDraft.objects.filter(worker=worker).exists()
+
+    page.unroute("**/autosave/")
+    page.reload()
+    assert page.locator("#id_desire").input_value() == desire
+    page.wait_for_selector("#autosave-status:has-text('Draft saved')", timeout=10_000)
+    assert ReferenceDraft.objects.get(worker=worker).texts["desire"] == desire
+    assert "1 of 6 inferences written" in page.content()
