@@ -16,7 +16,7 @@ if not os.environ.get("DATABASE_URL"):
 
 if not os.environ.get("REDIS_URL"):
     CELERY_TASK_ALWAYS_EAGER = True
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "memory://localhost/"  # a hostname keeps kombu from warning that it has none
     CELERY_RESULT_BACKEND = "cache+memory://"
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
