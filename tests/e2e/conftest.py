@@ -29,16 +29,21 @@ def browser_type_launch_args(browser_type_launch_args):
 
 
 class _InFlight:
-    """Wraps the live server's WSGI app and counts the requests it is still working on."""
+    """Wraps the live server's WSGI app: counts the requests it is working on, and can shut
+    its door (503 at once, no database) while a test's data is being flushed."""
 
     def __init__(self, app):
         self.app = app
         self.lock = threading.Lock()
         self.running = 0
         self.last_seen = time.monotonic()
+        self.closed = False
 
     def __call__(self, environ, start_response):
         with self.lock:
+            if self.closed:
+                start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+                return [b"between tests"]
             self.running += 1
             self.last_seen = time.monotonic()
         try:
@@ -48,14 +53,27 @@ class _InFlight:
                 self.running -= 1
                 self.last_seen = time.monotonic()
 
-    def wait_until_quiet(self, quiet=0.5, timeout=15.0):
-        """Return once no request has run for `quiet` seconds (or after `timeout`)."""
+    def _wait(self, done, timeout):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:
-                if self.running == 0 and time.monotonic() - self.last_seen >= quiet:
+                if done():
                     return
             time.sleep(0.05)
+
+    def wait_until_quiet(self, quiet=0.5, timeout=15.0):
+        """Return once no request has run for `quiet` seconds (or after `timeout`)."""
+        self._wait(lambda: self.running == 0 and time.monotonic() - self.last_seen >= quiet, timeout)
+
+    def shut(self, timeout=15.0):
+        """Turn away new requests, and return once the running ones are done."""
+        with self.lock:
+            self.closed = True
+        self._wait(lambda: self.running == 0, timeout)
+
+    def open(self):
+        with self.lock:
+            self.closed = False
 
 
 @pytest.fixture(scope="session")
@@ -71,9 +89,11 @@ def login(live_server, live_server_requests, page):
     """Log `user` in through the real login form; returns the page.
 
     At teardown, before the transactional test flushes the database, the page is left
-    (which fires any `pagehide` beacon, like the reference form's last-chance autosave)
-    and the live server is given time to finish what it was asked: a request still
-    writing while the flush truncates the tables deadlocks in PostgreSQL."""
+    (which fires any `pagehide` beacon, like the reference form's last-chance autosave),
+    the live server is given time to finish what it was asked, and then turns away
+    whatever still comes (a beacon slowed down on a busy machine): a request writing while
+    the flush truncates the tables deadlocks in PostgreSQL."""
+    live_server_requests.open()
 
     def _login(user, password="pw-for-tests-1"):
         page.goto(f"{live_server.url}/accounts/login/")
@@ -87,6 +107,7 @@ def login(live_server, live_server_requests, page):
     if not page.is_closed():
         page.goto("about:blank")
     live_server_requests.wait_until_quiet()
+    live_server_requests.shut()
 
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"

@@ -53,11 +53,15 @@ def test_typing_that_never_reached_the_server_is_restored_after_a_reload(transac
 
     page = login(worker)
     page.goto(f"{live_server.url}/annotate/work/{assignment.pk}/")
-    page.route("**/autosave/", lambda route: route.abort())
+    dropped = []
+    page.route("**/autosave/", lambda route: (dropped.append(route.request.url), route.abort()))
     page.evaluate("navigator.sendBeacon = function () { return false; }")
     page.locator("#id_desire").press_sequentially(desire)
-    page.wait_for_timeout(1500)  # the debounced save was sent, and dropped
-    assert not ReferenceDraft.objects.filter(worker=worker).exists()
+    for _ in range(100):  # until the debounced save has been sent, and dropped
+        if dropped:
+            break
+        page.wait_for_timeout(100)
+    assert dropped and not ReferenceDraft.objects.filter(worker=worker).exists()
 
     page.unroute("**/autosave/")
     page.reload()
