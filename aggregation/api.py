@@ -30,9 +30,7 @@ class RunStartSerializer(serializers.Serializer):
                 raise serializers.ValidationError({"batches": f"unknown batch(es): {', '.join(unknown)}"})
             attrs["batch_ids"] = [found[n] for n in names]
         else:
-            attrs["batch_ids"] = list(
-                Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True)
-            )
+            attrs["batch_ids"] = selectors.batch_ids_with_items()
             if not attrs["batch_ids"]:
                 raise serializers.ValidationError("no batch has items")
         return attrs

@@ -11,7 +11,7 @@ import hashlib
 import pandas as pd
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
-from annotation.models import Item, Variant
+from annotation.models import Batch, Item, Variant
 from verification.models import Judgment
 
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus
@@ -50,6 +50,11 @@ def categories_for(*, variants) -> list[str]:
     if Variant.COUNTERFACTUAL in set(variants):
         cats.append(NOTA)
     return cats + list(BASE_CATEGORIES[4:])
+
+
+def batch_ids_with_items() -> list[int]:
+    """The batches an "aggregate everything" covers: every batch that has items, by id."""
+    return list(Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True))
 
 
 def batch_is_complete(*, batch_id: int, overlap: int) -> bool:

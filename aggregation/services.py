@@ -412,7 +412,7 @@ def batches_aggregate_due() -> list[int]:
     `batch_maybe_aggregate` never starts a second run on the same judgments.
     """
     started = []
-    for batch_id in Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True):
+    for batch_id in selectors.batch_ids_with_items():
         run = batch_maybe_aggregate(batch_id=batch_id)
         if run is not None:
             started.append(run.pk)

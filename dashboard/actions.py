@@ -43,10 +43,11 @@ def aggregation_start(*, by: User):
     """Starts one aggregation run over every batch that has items (a Celery chord, queued
     after commit). Raises ActionError with a clear message when it cannot."""
     try:
-        from aggregation import services as aggregation  # noqa: PLC0415 - optional app
+        from aggregation import selectors as aggregation_selectors  # noqa: PLC0415 - optional app
+        from aggregation import services as aggregation  # noqa: PLC0415
     except ImportError as exc:
         raise ActionError("Aggregation is not available on this installation.") from exc
-    batch_ids = list(Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True))
+    batch_ids = aggregation_selectors.batch_ids_with_items()
     if not batch_ids:
         raise ActionError("No batch has items yet: nothing to aggregate.")
     try:

@@ -31,7 +31,7 @@ class Command(ReportCommand):
         if options["due"]:
             return {"runs_started": services.batches_aggregate_due()}
         if options["all"]:
-            batch_ids = list(Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True))
+            batch_ids = selectors.batch_ids_with_items()
             if not batch_ids:
                 raise CommandError("no batch has items")
         else:
