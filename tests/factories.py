@@ -31,6 +31,16 @@ class CrowdWorkerFactory(UserFactory):
     role = Role.CROWD_WORKER
 
 
+def api_for(user):
+    """A DRF test client that sends `user`'s API token, as a script or a crowd platform would."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
 def domain(code: str = "mi") -> Domain:
     domains_ensure()  # a transactional test's flush removes the migration's rows
     return Domain.objects.get(code=code)

@@ -3,6 +3,7 @@ import pytest
 
 from annotation import reference_services as services
 from annotation.models_references import ReferenceDraft
+from tests.factories import api_for
 
 pytestmark = pytest.mark.django_db
 
@@ -58,10 +59,8 @@ def test_the_autosave_view_drops_a_late_beacon_and_says_so(client, workers, held
 
 
 def test_the_api_reports_a_stale_save(workers, held):
-    from .test_worker_api import api
-
     url = f"/api/v1/reference-assignments/{held.pk}/draft/"
-    client = api(workers[0])
+    client = api_for(workers[0])
     assert client.put(url, {"texts": {"belief": "new"}, "client_ts": 10}, format="json").json()["stale"] is False
     assert client.put(url, {"texts": {"belief": "old"}, "client_ts": 9}, format="json").json()["stale"] is True
     assert client.put(url, {"texts": {"belief": "x"}, "client_ts": -1}, format="json").status_code == 400

@@ -2,22 +2,15 @@
 import uuid
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import reference_services as services
 from annotation.models_references import Reference, ReferenceDraft, ReferenceSubmission
-from tests.factories import StaffFactory, UserFactory
+from tests.factories import StaffFactory, UserFactory, api_for
 
 from .conftest import GOOD_TEXTS, make_contexts, make_set
 
 pytestmark = pytest.mark.django_db
-
-
-def api(user):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
 
 
 def claim(client, set_name="refs"):
@@ -25,7 +18,7 @@ def claim(client, set_name="refs"):
 
 
 def test_claim_shows_the_window_the_fields_and_resumes_the_same_context(workers, small_set):
-    client = api(workers[0])
+    client = api_for(workers[0])
     first = claim(client)
     assert first.status_code == 200, first.content
     body = first.json()
@@ -40,7 +33,7 @@ def test_claim_shows_the_window_the_fields_and_resumes_the_same_context(workers,
 
 
 def test_draft_then_submit_then_the_next_context(workers, small_set):
-    client = api(workers[0])
+    client = api_for(workers[0])
     assignment_id = claim(client).json()["id"]
     url = f"/api/v1/reference-assignments/{assignment_id}/"
 
@@ -78,7 +71,7 @@ def test_draft_then_submit_then_the_next_context(workers, small_set):
 
 
 def test_a_bad_submission_names_each_field_and_stores_nothing(workers, small_set):
-    client = api(workers[0])
+    client = api_for(workers[0])
     assignment_id = claim(client).json()["id"]
     texts = dict(GOOD_TEXTS, desire="too short", trust=GOOD_TEXTS["belief"])
     response = client.post(
@@ -105,7 +98,7 @@ def test_a_bad_submission_names_each_field_and_stores_nothing(workers, small_set
     ],
 )
 def test_malformed_requests_are_400_with_the_field(workers, small_set, body, field):
-    client = api(workers[0])
+    client = api_for(workers[0])
     assignment_id = claim(client).json()["id"]
     response = client.post(f"/api/v1/reference-assignments/{assignment_id}/submit/", body, format="json")
     assert response.status_code == 400
@@ -114,7 +107,7 @@ def test_malformed_requests_are_400_with_the_field(workers, small_set, body, fie
 
 
 def test_sent_back_work_comes_back_with_the_reason_and_can_be_resubmitted(workers, small_set):
-    client = api(workers[0])
+    client = api_for(workers[0])
     assignment_id = claim(client).json()["id"]
     url = f"/api/v1/reference-assignments/{assignment_id}/"
     client.post(url + "submit/", {"texts": GOOD_TEXTS, "idempotency_key": str(uuid.uuid4())}, format="json")
@@ -133,15 +126,15 @@ def test_sent_back_work_comes_back_with_the_reason_and_can_be_resubmitted(worker
 
 
 def test_only_crowd_workers_and_only_their_own_assignments(workers, small_set):
-    assignment_id = claim(api(workers[0])).json()["id"]
+    assignment_id = claim(api_for(workers[0])).json()["id"]
     url = f"/api/v1/reference-assignments/{assignment_id}/"
-    other = api(workers[1])
+    other = api_for(workers[1])
     assert other.get(url).status_code == 404
     assert other.put(url + "draft/", {"texts": {"belief": "mine now"}}, format="json").status_code == 404
     assert other.post(url + "submit/", {"texts": GOOD_TEXTS, "idempotency_key": str(uuid.uuid4())}, format="json").status_code == 404
     assert not ReferenceDraft.objects.filter(worker=workers[1]).exists()
 
-    verifier = api(UserFactory())
+    verifier = api_for(UserFactory())
     for response in (
         verifier.get("/api/v1/reference-queue/"),
         claim(verifier),
@@ -153,13 +146,13 @@ def test_only_crowd_workers_and_only_their_own_assignments(workers, small_set):
 
 def test_paused_set_and_unknown_set(workers, small_set):
     services.reference_set_status_set(reference_set_id=small_set.pk, status="paused")
-    response = claim(api(workers[0]))
+    response = claim(api_for(workers[0]))
     assert response.status_code == 409 and "paused" in response.json()["detail"]
-    assert claim(api(workers[0]), "no-such-set").status_code == 404
+    assert claim(api_for(workers[0]), "no-such-set").status_code == 404
 
 
 def test_nothing_left_is_204(workers, db):
     make_set(contexts=make_contexts(1), per_context=1, name="tiny")
-    first = api(workers[0])
+    first = api_for(workers[0])
     assert claim(first, "tiny").status_code == 200
-    assert claim(api(workers[1]), "tiny").status_code == 204
+    assert claim(api_for(workers[1]), "tiny").status_code == 204

@@ -1,22 +1,15 @@
 import uuid
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import BatchStatus
-from tests.factories import ItemFactory, StaffFactory
+from tests.factories import ItemFactory, StaffFactory, api_for
 from verification.models import Judgment
 
 from .factories import open_batch, verifiers
 
 pytestmark = pytest.mark.django_db
-
-
-def api_for(user):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
 
 
 def test_next_submit_repeat_progress_and_204_at_the_end(verifier):
