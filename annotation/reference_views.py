@@ -68,7 +68,9 @@ def claim_next(request, set_name):
     return redirect("references:work", assignment_id=assignment.pk)
 
 
-def _form_context(request, assignment, texts, seconds, errors=None, idempotency_key=None, initial=None):
+def _form_context(request, assignment, shown: selectors.FormInitial, errors=None, idempotency_key=None):
+    """The form's template context; `shown` is what the fields hold (the draft, or what was posted)."""
+    texts = shown.texts
     reference_set = assignment.member.reference_set
     context = assignment.member.context
     fields = [
@@ -85,9 +87,9 @@ def _form_context(request, assignment, texts, seconds, errors=None, idempotency_
         "target_speaker": reference_set.target_speaker,
         "fields": fields,
         "errors": errors or {},
-        "seconds_spent": round(seconds, 1),
-        "draft_client_ts": initial.client_ts if initial else 0,
-        "draft_client_id": initial.client_id if initial else "",
+        "seconds_spent": round(shown.seconds_spent, 1),
+        "draft_client_ts": shown.client_ts,
+        "draft_client_id": shown.client_id,
         "idempotency_key": idempotency_key or uuid.uuid4(),
         "progress": selectors.reference_progress(texts=texts, min_chars=reference_set.min_chars),
         "editable": assignment.is_editable,
@@ -103,9 +105,8 @@ def work(request, assignment_id):
     if assignment is None:
         raise Http404("no such assignment")
     if request.method == "GET":
-        initial = selectors.reference_form_initial(assignment=assignment)
-        ctx = _form_context(request, assignment, initial.texts, initial.seconds_spent, initial=initial)
-        return render(request, FORM_TEMPLATE, ctx)
+        shown = selectors.reference_form_initial(assignment=assignment)
+        return render(request, FORM_TEMPLATE, _form_context(request, assignment, shown))
 
     texts = {a: request.POST.get(a, "") for a in Attribute.values}
     seconds = request.POST.get("seconds_spent", 0)
@@ -130,7 +131,8 @@ def work(request, assignment_id):
     except services.ReferenceValidationError as exc:
         # Keep what was typed: store it as the draft too, then show the messages next to the fields.
         services.reference_draft_save(worker=request.user, assignment_id=assignment.pk, texts=texts, seconds_spent=seconds)
-        ctx = _form_context(request, assignment, texts, services._clean_seconds(seconds), exc.errors, idempotency_key=key)
+        shown = selectors.FormInitial(texts, services._clean_seconds(seconds))
+        ctx = _form_context(request, assignment, shown, exc.errors, idempotency_key=key)
         return render(request, FORM_TEMPLATE, ctx, status=422)
     except services.ReferenceWorkflowError as exc:
         messages.error(request, str(exc))
