@@ -107,6 +107,3 @@ class ItemAdmin(admin.ModelAdmin):
     @admin.display(description="domain", ordering="context__domain")
     def domain(self, obj):
         return obj.context.domain_id
-
-
-from . import reference_admin  # noqa: E402,F401  (the reference workflow, issue 4)

@@ -242,6 +242,3 @@ class Item(models.Model):
         if errors:
             raise ValidationError(errors)
 
-
-# The crowd-worker reference workflow (issue 4) keeps its models in a module of its own.
-from .models_references import *  # noqa: E402,F401,F403

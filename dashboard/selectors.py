@@ -375,7 +375,7 @@ def verifier_stats() -> list[dict]:
 def crowd_worker_stats() -> list[dict]:
     """Per crowd worker: contexts written and times their work was sent back, from the
     references app's `reference_counts_by_worker` (2 queries)."""
-    from annotation.reference_selectors import reference_counts_by_worker  # noqa: PLC0415
+    from references.selectors import reference_counts_by_worker  # noqa: PLC0415
 
     counts = reference_counts_by_worker()
     workers = User.objects.filter(Q(role=Role.CROWD_WORKER) | Q(id__in=list(counts))).order_by("username")

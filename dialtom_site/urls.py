@@ -21,6 +21,6 @@ urlpatterns = [
     path("", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("annotate/", include("annotation.reference_urls")),
-    path("api/v1/", include("annotation.reference_api")),
+    path("annotate/", include("references.urls")),
+    path("api/v1/", include("references.api")),
 ]

@@ -99,7 +99,7 @@ def release_build(*, release_id: int) -> Release:
 def _references_rows():
     """Accepted crowd references ({context_id, worker, attribute, text}), from the references app."""
     try:
-        from annotation.reference_selectors import references_export_rows  # noqa: PLC0415
+        from references.selectors import references_export_rows  # noqa: PLC0415
     except ImportError:
         return None
     return references_export_rows()

@@ -25,7 +25,7 @@ def test_demo_loads_people_items_judgments_and_an_aggregation(db):
     run = AggregationRun.objects.get(pk=summary["aggregation_run"])
     assert run.status == RunStatus.SUCCEEDED
     # Contexts wait for `crowd` to write references.
-    from annotation.models_references import ReferenceSet
+    from references.models import ReferenceSet
 
     assert ReferenceSet.objects.get(name=summary["reference_set"]).members.count() == 6
     # One batch is left open for the person trying the demo as `verifier`.

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "template_partials",
     "accounts",
     "annotation",
+    "references",
     "verification",
     "aggregation",
     "dashboard",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
 from annotation.models import Domain
-from annotation.models_references import (
+from references.models import (
     AssignmentStatus,
     Reference,
     ReferenceAssignment,

@@ -1,7 +1,7 @@
 """A crowd worker types an inference, reloads the page, and the draft is still there."""
 
-from annotation import reference_services as services
-from tests.annotation_references.conftest import ensure_domains
+from references import services
+from tests.references.conftest import ensure_domains
 from tests.factories import ContextFactory, CrowdWorkerFactory, domain
 
 TURNS = [
@@ -42,7 +42,7 @@ def test_draft_survives_a_reload(transactional_db, live_server, login, screensho
 def test_typing_that_never_reached_the_server_is_restored_after_a_reload(transactional_db, live_server, login):
     """The network drops every save and the tab's last-chance beacon is lost too: the text
     typed is kept in the browser, and the reloaded page puts it back and saves it."""
-    from annotation.models_references import ReferenceDraft
+    from references.models import ReferenceDraft
 
     ensure_domains()
     context = ContextFactory(context_id="mi-s0043-w01", domain=domain("mi"), session_key="mi-s0043", window_index=1, turns=TURNS)

@@ -16,8 +16,8 @@ from accounts.models import Role, User
 from accounts.services import person_create
 from aggregation.services import aggregation_run_create, aggregation_run_execute
 from annotation.models import Batch, Context
-from annotation.models_references import ReferenceSet
-from annotation.reference_services import reference_set_create
+from references.models import ReferenceSet
+from references.services import reference_set_create
 from annotation.services import demo_data_load
 from verification.services import batch_open, item_claim_next, judgment_submit
 

@@ -1,0 +1,609 @@
+"""Writes of the crowd-worker reference workflow (issue 4).
+
+Lock order, everywhere: ReferenceSetContext (the queue row) → ReferenceAssignment →
+ReferenceDraft / SimilarityRun. The queue takes the context row with SKIP LOCKED; the
+unique constraints on live (worker, context) and (slot, context) back the rules in SQL.
+"""
+import difflib
+import json
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from statistics import mean
+
+from django.db import transaction
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Attribute, Context, Speaker
+from annotation.parsers import InputError, jsonl_record
+
+from .models import (
+    LIVE_ASSIGNMENT,
+    AssignmentStatus,
+    Reference,
+    ReferenceAssignment,
+    ReferenceDraft,
+    ReferenceSet,
+    ReferenceSetContext,
+    ReferenceSetStatus,
+    ReferenceSubmission,
+    SimilarityRun,
+    SimilarityRunStatus,
+    SimilarityScore,
+)
+from .selectors import accepted_references_by_context, contexts_stratified_sample
+
+MAX_TEXT_CHARS = 5000
+MAX_SECONDS = 24 * 3600
+NEAR_IDENTICAL_RATIO = 0.9
+
+
+class ReferenceWorkflowError(Exception):
+    """A request the workflow refuses (wrong state, not yours, closed set). `str()` is for people."""
+
+
+class ReferenceValidationError(ReferenceWorkflowError):
+    def __init__(self, errors: dict[str, str]):
+        self.errors = errors
+        super().__init__("; ".join(errors.values()))
+
+
+class InputFormatError(ValueError):
+    """Bad uploaded input; `messages` are `file:line: field: reason`."""
+
+    def __init__(self, messages: list[str]):
+        self.messages = messages
+        super().__init__("\n".join(messages))
+
+
+# --- reference sets ------------------------------------------------------------------
+
+
+def context_ids_parse(*, lines, filename: str) -> list[str]:
+    """An uploaded list of context ids: one a line (or JSONL with `context_id`); # comments and blanks skipped."""
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    errors: list[str] = []
+    for number, raw in enumerate(lines, start=1):
+        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("{"):
+            try:
+                line = json.loads(line).get("context_id", "")
+            except (json.JSONDecodeError, AttributeError):
+                errors.append(f"{filename}:{number}: context_id: not valid JSON")
+                continue
+            if not isinstance(line, str) or not line.strip():
+                errors.append(f"{filename}:{number}: context_id: missing")
+                continue
+            line = line.strip()
+        if line in seen:
+            errors.append(f"{filename}:{number}: context_id: {line!r} repeats line {seen[line]}")
+            continue
+        seen[line] = number
+        ids.append(line)
+    known = set(Context.objects.filter(context_id__in=ids).values_list("context_id", flat=True))
+    errors.extend(f"{filename}:{seen[c]}: context_id: unknown context {c!r}" for c in ids if c not in known)
+    if not ids and not errors:
+        errors.append(f"{filename}:1: context_id: the file lists no context")
+    if errors:
+        raise InputFormatError(sorted(errors, key=lambda m: int(m.split(":")[1])))
+    return ids
+
+
+@transaction.atomic
+def reference_set_create(
+    *,
+    name: str,
+    per_context: int,
+    size: int | None = None,
+    seed: int = 7,
+    context_ids: list[str] | None = None,
+    target_speaker: str = Speaker.RECIPIENT,
+    lease_minutes: int = 30,
+    min_chars: int = 20,
+    created_by=None,
+) -> ReferenceSet:
+    """A reference subset: `size` contexts stratified by domain (seeded), or the given context ids."""
+    if ReferenceSet.objects.filter(name=name).exists():
+        raise ReferenceWorkflowError(f"name: a reference set called {name!r} exists already")
+    if not re.fullmatch(r"[-a-zA-Z0-9_]+", name or ""):
+        raise ReferenceWorkflowError("name: letters, digits, - and _ only")
+    if per_context < 1:
+        raise ReferenceWorkflowError("per_context: must be at least 1")
+    if target_speaker not in Speaker.values:
+        raise ReferenceWorkflowError(f"target_speaker: one of {', '.join(Speaker.values)}")
+    if context_ids is not None:
+        pks_by_id = dict(Context.objects.filter(context_id__in=context_ids).values_list("context_id", "pk"))
+        missing = [c for c in context_ids if c not in pks_by_id]
+        if missing:
+            raise ReferenceWorkflowError(f"context_id: unknown context {missing[0]!r}")
+        pks = [pks_by_id[c] for c in context_ids]
+        source = ReferenceSet.Source.IDS
+    else:
+        try:
+            pks = contexts_stratified_sample(size=size or 0, seed=seed)
+        except ValueError as exc:
+            raise ReferenceWorkflowError(str(exc)) from exc
+        source = ReferenceSet.Source.STRATIFIED
+    reference_set = ReferenceSet.objects.create(
+        name=name,
+        per_context=per_context,
+        source=source,
+        seed=seed if source == ReferenceSet.Source.STRATIFIED else None,
+        target_speaker=target_speaker,
+        lease_minutes=lease_minutes,
+        min_chars=min_chars,
+        created_by=created_by,
+    )
+    ReferenceSetContext.objects.bulk_create(
+        ReferenceSetContext(reference_set=reference_set, context_id=pk, position=i) for i, pk in enumerate(pks)
+    )
+    return reference_set
+
+
+def reference_set_status_set(*, reference_set_id: int, status: str) -> ReferenceSet:
+    if status not in ReferenceSetStatus.values:
+        raise ReferenceWorkflowError(f"status: one of {', '.join(ReferenceSetStatus.values)}")
+    ReferenceSet.objects.filter(pk=reference_set_id).update(status=status)
+    return ReferenceSet.objects.get(pk=reference_set_id)
+
+
+# --- the queue --------------------------------------------------------------------------
+
+
+def _member_lock(member_id: int) -> ReferenceSetContext:
+    return ReferenceSetContext.objects.select_for_update(of=("self",)).select_related("reference_set").get(pk=member_id)
+
+
+def _assignment_lock(assignment_id) -> ReferenceAssignment:
+    return ReferenceAssignment.objects.select_for_update().get(pk=assignment_id)
+
+
+def _live_now(now):
+    """Assignments that hold a slot: anything but expired, and active ones only while their lease runs."""
+    return Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SENT_BACK, AssignmentStatus.ACCEPTED]) | Q(
+        status=AssignmentStatus.ACTIVE, expires_at__gt=now
+    )
+
+
+def _assignment_revive(*, member: ReferenceSetContext, assignment: ReferenceAssignment) -> None:
+    """An expired assignment whose worker comes back: take a free slot again if the context still has one.
+
+    Call with the member row and then the assignment row locked.
+    """
+    now = timezone.now()
+    ReferenceAssignment.objects.filter(member=member, status=AssignmentStatus.ACTIVE, expires_at__lte=now).exclude(
+        pk=assignment.pk
+    ).update(status=AssignmentStatus.EXPIRED)
+    live = ReferenceAssignment.objects.filter(member=member).filter(LIVE_ASSIGNMENT).exclude(pk=assignment.pk)
+    if live.filter(worker_id=assignment.worker_id).exists():
+        raise ReferenceWorkflowError("you hold this context under another assignment; open it from your queue")
+    used = set(live.values_list("slot", flat=True))
+    free = [slot for slot in range(member.reference_set.per_context) if slot not in used]
+    if not free:
+        raise ReferenceWorkflowError(
+            "your lease on this context ran out and others have taken every place; your draft is kept"
+        )
+    assignment.status = AssignmentStatus.ACTIVE
+    assignment.slot = free[0]
+    assignment.expires_at = now + timedelta(minutes=member.reference_set.lease_minutes)
+    assignment.save(update_fields=["status", "slot", "expires_at"])
+
+
+def _ensure_crowd_worker(worker) -> None:
+    if not getattr(worker, "is_crowd_worker", False):
+        raise ReferenceWorkflowError("only crowd workers write references")
+
+
+@transaction.atomic
+def reference_assignment_claim_next(*, worker, reference_set_id: int) -> ReferenceAssignment | None:
+    """The worker's current context in this set, or a new one that still needs writers; None when none is left.
+
+    The context row is taken with FOR UPDATE SKIP LOCKED, so concurrent workers pass each
+    other instead of queueing; under that lock stale leases are expired and a free slot is
+    taken. Unique constraints on live (context, worker) and (context, slot) back it in SQL.
+    """
+    _ensure_crowd_worker(worker)
+    reference_set = ReferenceSet.objects.get(pk=reference_set_id)
+    if reference_set.status != ReferenceSetStatus.OPEN:
+        raise ReferenceWorkflowError(f"the reference set {reference_set.name} is {reference_set.get_status_display().lower()}")
+    now = timezone.now()
+    lease = timedelta(minutes=reference_set.lease_minutes)
+
+    # Resume: a context this worker still holds (even past its lease: nobody can take a held slot).
+    current = (
+        ReferenceAssignment.objects.filter(worker=worker, member__reference_set=reference_set, status=AssignmentStatus.ACTIVE)
+        .order_by("claimed_at", "id")
+        .values_list("pk", "member_id")
+        .first()
+    )
+    if current:
+        _member_lock(current[1])
+        assignment = _assignment_lock(current[0])
+        if assignment.status == AssignmentStatus.ACTIVE:
+            assignment.expires_at = now + lease
+            assignment.save(update_fields=["expires_at"])
+            return assignment
+
+    live = (
+        ReferenceAssignment.objects.filter(member=OuterRef("pk"))
+        .filter(_live_now(now))
+        .values("member")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    mine = ReferenceAssignment.objects.filter(member=OuterRef("pk"), worker=worker).filter(LIVE_ASSIGNMENT)
+    skipped: list[int] = []
+    for _attempt in range(5):
+        member = (
+            ReferenceSetContext.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(reference_set=reference_set)
+            .exclude(pk__in=skipped)
+            .exclude(Exists(mine))
+            .alias(n_live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
+            .filter(n_live__lt=reference_set.per_context)
+            .order_by("position")
+            .first()
+        )
+        if member is None:
+            return None
+        # Under the row lock: free the slots of stale leases, then take the lowest free slot.
+        ReferenceAssignment.objects.filter(member=member, status=AssignmentStatus.ACTIVE, expires_at__lte=now).update(
+            status=AssignmentStatus.EXPIRED
+        )
+        used = set(ReferenceAssignment.objects.filter(member=member).filter(LIVE_ASSIGNMENT).values_list("slot", flat=True))
+        free = [s for s in range(reference_set.per_context) if s not in used]
+        if not free:
+            skipped.append(member.pk)
+            continue
+        return ReferenceAssignment.objects.create(member=member, worker=worker, slot=free[0], expires_at=now + lease)
+    return None
+
+
+def _clean_texts(texts: dict) -> dict[str, str]:
+    return {a: str(texts.get(a) or "")[:MAX_TEXT_CHARS] for a in Attribute.values}
+
+
+def _clean_seconds(seconds) -> float:
+    try:
+        value = float(seconds or 0)
+    except (TypeError, ValueError):
+        return 0.0
+    return min(max(value, 0.0), MAX_SECONDS) if value == value else 0.0
+
+
+def _draft_upsert(
+    *, member_id: int, worker_id: int, texts: dict, seconds_spent: float, client_ts: int | None = None, client_id: str = ""
+) -> bool:
+    """Insert or update the draft; False (nothing written) when the stored one was edited later.
+
+    `client_ts` orders the saves of one browser (debounced autosaves, the `pagehide` beacon
+    of a page already left): under the draft's row lock a save older than the stored edit
+    is dropped, so a late beacon never overwrites newer text. Without it the save is
+    unconditional (a submit, the no-JavaScript *Save draft* button).
+    """
+    if client_ts is not None:
+        stored = (
+            ReferenceDraft.objects.select_for_update()
+            .filter(member_id=member_id, worker_id=worker_id)
+            .values_list("client_ts", flat=True)
+            .first()
+        )
+        if stored is not None and stored > client_ts:
+            return False
+    ReferenceDraft.objects.bulk_create(
+        [
+            ReferenceDraft(
+                member_id=member_id,
+                worker_id=worker_id,
+                texts=texts,
+                seconds_spent=seconds_spent,
+                client_ts=client_ts or 0,
+                client_id=client_id if client_ts is not None else "",
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["member", "worker"],
+        update_fields=["texts", "seconds_spent", "updated_at"] + (["client_ts", "client_id"] if client_ts is not None else []),
+    )
+    return True
+
+
+def _clean_client_ts(value) -> int | None:
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        return None
+    return value if 0 <= value < 2**62 else None
+
+
+@dataclass
+class DraftSaveResult:
+    draft: ReferenceDraft
+    warning: str = ""
+    stale: bool = False  # a newer edit was stored already; this save was dropped
+
+
+@transaction.atomic
+def reference_draft_save(
+    *, worker, assignment_id, texts: dict, seconds_spent=0, client_ts=None, client_id: str = ""
+) -> DraftSaveResult:
+    """Autosave: upsert the worker's draft for this context, and keep the lease alive.
+
+    The draft is stored even when the lease ran out and every place was taken meanwhile
+    (then `warning` says so); only submitted or accepted work is refused. A save with a
+    `client_ts` older than the stored draft's is dropped (`stale`).
+    """
+    assignment = (
+        ReferenceAssignment.objects.filter(pk=assignment_id, worker=worker).select_related("member__reference_set").first()
+    )
+    if assignment is None:
+        raise ReferenceWorkflowError("not your assignment")
+    if assignment.status in (AssignmentStatus.SUBMITTED, AssignmentStatus.ACCEPTED):
+        raise ReferenceWorkflowError(f"this work is {assignment.get_status_display().lower()}: it cannot be edited")
+    warning = ""
+    if assignment.status == AssignmentStatus.EXPIRED:
+        try:
+            with transaction.atomic():
+                member = _member_lock(assignment.member_id)
+                _assignment_revive(member=member, assignment=_assignment_lock(assignment.pk))
+        except ReferenceWorkflowError as exc:
+            warning = str(exc)
+    elif assignment.status == AssignmentStatus.ACTIVE:
+        lease = timedelta(minutes=assignment.member.reference_set.lease_minutes)
+        ReferenceAssignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(
+            expires_at=timezone.now() + lease
+        )
+    written = _draft_upsert(
+        member_id=assignment.member_id,
+        worker_id=worker.pk,
+        texts=_clean_texts(texts),
+        seconds_spent=_clean_seconds(seconds_spent),
+        client_ts=_clean_client_ts(client_ts),
+        client_id=str(client_id or "")[:40],
+    )
+    draft = ReferenceDraft.objects.get(member_id=assignment.member_id, worker_id=worker.pk)
+    return DraftSaveResult(draft=draft, warning=warning, stale=not written)
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = re.sub(r"[^\w\s]", " ", text)
+    return " ".join(text.split())
+
+
+def reference_texts_validate(*, texts: dict, min_chars: int) -> dict[str, str]:
+    """attribute → message, for every field that is empty, too short, or a (near) copy of an earlier one."""
+    labels = dict(Attribute.choices)
+    errors: dict[str, str] = {}
+    for attr in Attribute.values:
+        text = str(texts.get(attr) or "").strip()
+        if not text:
+            errors[attr] = f"{labels[attr]}: write an inference of at least {min_chars} characters."
+        elif len(text) < min_chars:
+            errors[attr] = f"{labels[attr]}: too short ({len(text)} characters); write at least {min_chars}."
+    normalised = {a: _normalise(str(texts.get(a) or "")) for a in Attribute.values if a not in errors}
+    done: list[str] = []
+    for attr in Attribute.values:
+        if attr not in normalised:
+            continue
+        for earlier in done:
+            if normalised[attr] == normalised[earlier]:
+                errors[attr] = f"{labels[attr]}: the same text as {labels[earlier]}; write a different inference for each attribute."
+                break
+            if difflib.SequenceMatcher(None, normalised[attr], normalised[earlier]).ratio() >= NEAR_IDENTICAL_RATIO:
+                errors[attr] = f"{labels[attr]}: nearly the same text as {labels[earlier]}; write a different inference for each attribute."
+                break
+        done.append(attr)
+    return errors
+
+
+@dataclass
+class SubmitResult:
+    submission: ReferenceSubmission
+    created: bool
+
+
+@transaction.atomic
+def reference_submit(*, worker, assignment_id, texts: dict, idempotency_key: uuid.UUID, seconds_spent=0) -> SubmitResult:
+    """Submit the six inferences of an assignment. The same idempotency key returns the same submission."""
+    key = uuid.UUID(str(idempotency_key))
+    existing = ReferenceSubmission.objects.filter(idempotency_key=key).select_related("assignment").first()
+    if existing is not None:
+        if existing.assignment.worker_id != worker.pk:
+            raise ReferenceWorkflowError("idempotency key already used")
+        return SubmitResult(existing, False)
+    member_id = (
+        ReferenceAssignment.objects.filter(pk=assignment_id, worker=worker).values_list("member_id", flat=True).first()
+    )
+    if member_id is None:
+        raise ReferenceWorkflowError("not your assignment")
+    member = _member_lock(member_id)
+    assignment = _assignment_lock(assignment_id)
+    existing = ReferenceSubmission.objects.filter(idempotency_key=key).first()  # a twin request may have won the lock
+    if existing is not None:
+        return SubmitResult(existing, False)
+    if member.reference_set.status == ReferenceSetStatus.CLOSED:
+        raise ReferenceWorkflowError("the reference set is closed")
+    if assignment.status == AssignmentStatus.EXPIRED:
+        _assignment_revive(member=member, assignment=assignment)
+    if assignment.status not in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK):
+        raise ReferenceWorkflowError(f"this work is {assignment.get_status_display().lower()}: it cannot be submitted again")
+    texts = {a: t.strip() for a, t in _clean_texts(texts).items()}
+    errors = reference_texts_validate(texts=texts, min_chars=member.reference_set.min_chars)
+    if errors:
+        raise ReferenceValidationError(errors)
+    seconds = _clean_seconds(seconds_spent)
+    submission = ReferenceSubmission.objects.create(assignment=assignment, idempotency_key=key, texts=texts, seconds_spent=seconds)
+    Reference.objects.filter(assignment=assignment).delete()
+    Reference.objects.bulk_create(Reference(assignment=assignment, attribute=a, text=texts[a]) for a in Attribute.values)
+    assignment.status = AssignmentStatus.SUBMITTED
+    assignment.submitted_at = timezone.now()
+    assignment.seconds_spent = seconds
+    assignment.save(update_fields=["status", "submitted_at", "seconds_spent"])
+    _draft_upsert(member_id=member_id, worker_id=worker.pk, texts=texts, seconds_spent=seconds)
+    return SubmitResult(submission, True)
+
+
+# --- staff review --------------------------------------------------------------------------
+
+
+def _review_lock(assignment_id) -> ReferenceAssignment:
+    member_id = ReferenceAssignment.objects.filter(pk=assignment_id).values_list("member_id", flat=True).first()
+    if member_id is None:
+        raise ReferenceWorkflowError("no such assignment")
+    _member_lock(member_id)
+    return _assignment_lock(assignment_id)
+
+
+@transaction.atomic
+def reference_accept(*, reviewer, assignment_id) -> ReferenceAssignment:
+    assignment = _review_lock(assignment_id)
+    if assignment.status not in (AssignmentStatus.SUBMITTED, AssignmentStatus.ACCEPTED):
+        raise ReferenceWorkflowError(f"only submitted work can be accepted (this is {assignment.get_status_display().lower()})")
+    assignment.status = AssignmentStatus.ACCEPTED
+    assignment.reviewed_by = reviewer
+    assignment.reviewed_at = timezone.now()
+    assignment.save(update_fields=["status", "reviewed_by", "reviewed_at"])
+    return assignment
+
+
+@transaction.atomic
+def reference_send_back(*, reviewer, assignment_id, reason: str) -> ReferenceAssignment:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ReferenceWorkflowError("reason: say what the worker should change")
+    assignment = _review_lock(assignment_id)
+    if assignment.status not in (AssignmentStatus.SUBMITTED, AssignmentStatus.ACCEPTED):
+        raise ReferenceWorkflowError(f"only submitted work can be sent back (this is {assignment.get_status_display().lower()})")
+    assignment.status = AssignmentStatus.SENT_BACK
+    assignment.review_reason = reason[:2000]
+    assignment.reviewed_by = reviewer
+    assignment.reviewed_at = timezone.now()
+    assignment.save(update_fields=["status", "review_reason", "reviewed_by", "reviewed_at"])
+    return assignment
+
+
+# --- similarity ---------------------------------------------------------------------------
+
+_ATTRIBUTE_ALIASES = {a: a for a in Attribute.values} | {
+    "beliefs": "belief", "desires": "desire", "intentions": "intention", "emotions": "emotion",
+}
+
+
+def inferences_parse(*, lines, filename: str) -> list[dict]:
+    """Model inferences, JSONL `{context_id, attribute, text}`; all-or-nothing, errors as `file:line: field: reason`."""
+    records: list[dict] = []
+    errors: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, raw in enumerate(lines, start=1):
+        try:
+            obj = jsonl_record(raw, source=filename, number=number)
+        except InputError as exc:
+            errors.append(str(exc))
+            continue
+        if obj is None:
+            continue
+        context_id, attribute, text = obj.get("context_id"), obj.get("attribute"), obj.get("text")
+        if not isinstance(context_id, str) or not context_id.strip():
+            errors.append(f"{filename}:{number}: context_id: missing")
+            continue
+        attr = _ATTRIBUTE_ALIASES.get(str(attribute or "").strip().lower())
+        if attr is None:
+            errors.append(f"{filename}:{number}: attribute: {attribute!r} is not one of {', '.join(Attribute.values)}")
+            continue
+        if not isinstance(text, str) or not text.strip():
+            errors.append(f"{filename}:{number}: text: missing or empty")
+            continue
+        key = (context_id.strip(), attr)
+        if key in seen:
+            errors.append(f"{filename}:{number}: context_id: {key[0]} / {attr} repeats line {seen[key]}")
+            continue
+        seen[key] = number
+        records.append({"context_id": key[0], "attribute": attr, "text": text.strip()})
+    known = set(Context.objects.filter(context_id__in={r["context_id"] for r in records}).values_list("context_id", flat=True))
+    for r in records:
+        if r["context_id"] not in known:
+            errors.append(f"{filename}:{seen[(r['context_id'], r['attribute'])]}: context_id: unknown context {r['context_id']!r}")
+    if not records and not errors:
+        errors.append(f"{filename}:1: line: the file holds no inference")
+    if errors:
+        raise InputFormatError(sorted(errors, key=lambda m: int(m.split(":")[1])))
+    return records
+
+
+def similarity_run_create(*, name: str, records: list[dict], reference_set_id: int | None = None, created_by=None) -> SimilarityRun:
+    """Store an uploaded set of inferences and queue its scoring after commit."""
+    from .tasks import similarity_run_compute_task
+
+    with transaction.atomic():
+        run = SimilarityRun.objects.create(
+            name=(name or "model inferences")[:200], reference_set_id=reference_set_id, inferences=records, created_by=created_by
+        )
+        similarity_run_compute_task.delay_on_commit(run_id=run.pk)
+    return run
+
+
+def similarity_scores(*, inferences: list[dict], references: dict[tuple[str, str], list[str]]) -> list[dict]:
+    """Per attribute and over all: corpus BLEU (sacrebleu; every accepted reference of the context is one
+    of its references) and ROUGE-L (rouge-score; best F over the references, averaged over inferences)."""
+    import sacrebleu
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    groups: dict[str, list[tuple[str, list[str]]]] = {a: [] for a in [*Attribute.values, "all"]}
+    skipped = {a: 0 for a in groups}
+    for record in inferences:
+        refs = references.get((record["context_id"], record["attribute"]), [])
+        if not refs:
+            skipped[record["attribute"]] += 1
+            skipped["all"] += 1
+            continue
+        groups[record["attribute"]].append((record["text"], refs))
+        groups["all"].append((record["text"], refs))
+    out = []
+    for attribute, pairs in groups.items():
+        if not pairs:
+            if skipped[attribute]:
+                out.append({"attribute": attribute, "bleu": 0.0, "rouge_l": 0.0, "n_contexts": 0, "n_references": 0,
+                            "n_skipped": skipped[attribute]})
+            continue
+        hyps = [h for h, _ in pairs]
+        width = max(len(r) for _, r in pairs)
+        ref_streams = [[r[i] if i < len(r) else None for _, r in pairs] for i in range(width)]
+        bleu = sacrebleu.corpus_bleu(hyps, ref_streams).score
+        rouge = mean(scorer.score_multi(r, h)["rougeL"].fmeasure for h, r in pairs)
+        out.append({
+            "attribute": attribute, "bleu": round(bleu, 4), "rouge_l": round(rouge, 6), "n_contexts": len(pairs),
+            "n_references": sum(len(r) for _, r in pairs), "n_skipped": skipped[attribute],
+        })
+    return out
+
+
+def similarity_run_compute(*, run_id: int) -> SimilarityRun:
+    """Score a run; safe to run twice (a finished run is left as it is, a failed one is redone)."""
+    run = SimilarityRun.objects.get(pk=run_id)
+    if run.status == SimilarityRunStatus.DONE:
+        return run
+    SimilarityRun.objects.filter(pk=run_id).update(status=SimilarityRunStatus.RUNNING, error="")
+    try:
+        references = accepted_references_by_context(reference_set_id=run.reference_set_id)
+        rows = similarity_scores(inferences=run.inferences, references=references)
+    except Exception as exc:  # recorded for staff to see; the task logs the traceback
+        SimilarityRun.objects.filter(pk=run_id).update(status=SimilarityRunStatus.FAILED, error=str(exc)[:2000])
+        raise
+    with transaction.atomic():
+        run = SimilarityRun.objects.select_for_update().get(pk=run_id)
+        SimilarityScore.objects.filter(run=run).delete()
+        SimilarityScore.objects.bulk_create(SimilarityScore(run=run, **row) for row in rows)
+        run.status = SimilarityRunStatus.DONE
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+    return run
