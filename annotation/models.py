@@ -174,6 +174,12 @@ class Batch(models.Model):
 class Item(models.Model):
     """One multiple-choice question about a context, with four options and an intended answer.
 
+    Every item has an attribute. A retrospective item asks about that state; a prospective
+    item belongs to (context, attribute, variant), the attribute being the state its
+    distractors were made for (the authors generate up to six per context, one per state,
+    all sharing the true continuation). Ids: `<context>-<attribute>`,
+    `<context>-prospective-<attribute>`, derived variants add `-easy` / `-counterfactual`.
+
     The intended answer (`answer`) is the answer key: it never reaches a verifier.
     """
 
@@ -181,7 +187,8 @@ class Item(models.Model):
     context = models.ForeignKey(Context, on_delete=models.PROTECT, related_name="items")
     task = models.CharField(max_length=15, choices=Task.choices)
     attribute = models.CharField(
-        max_length=10, choices=Attribute.choices, blank=True, default="", help_text="retrospective items only"
+        max_length=10, choices=Attribute.choices,
+        help_text="retrospective: the state asked about; prospective: the state its distractors were made for",
     )
     variant = models.CharField(max_length=15, choices=Variant.choices, default=Variant.HARD)
     target_speaker = models.CharField(max_length=10, choices=Speaker.choices, blank=True, default="")
@@ -201,11 +208,7 @@ class Item(models.Model):
             models.UniqueConstraint(fields=["context", "task", "attribute", "variant"], name="item_one_per_context_attribute_variant"),
             models.CheckConstraint(condition=Q(task__in=Task.values), name="item_task_valid"),
             models.CheckConstraint(condition=Q(variant__in=Variant.values), name="item_variant_valid"),
-            models.CheckConstraint(
-                condition=(Q(task=Task.RETROSPECTIVE) & Q(attribute__in=Attribute.values))
-                | (Q(task=Task.PROSPECTIVE) & Q(attribute="")),
-                name="item_attribute_matches_task",
-            ),
+            models.CheckConstraint(condition=Q(attribute__in=Attribute.values), name="item_attribute_valid"),
             models.CheckConstraint(
                 condition=Q(answer__in=OPTION_LETTERS) | (Q(answer=NOTA) & Q(variant=Variant.COUNTERFACTUAL)),
                 name="item_answer_valid_letter",
@@ -235,10 +238,8 @@ class Item(models.Model):
             errors["options"] = "options must be pairwise different"
         if self.answer not in self.choices:
             errors["answer"] = f"must be one of {', '.join(self.choices)}"
-        if self.task == Task.RETROSPECTIVE and self.attribute not in Attribute.values:
-            errors["attribute"] = f"a retrospective item needs one of {', '.join(Attribute.values)}"
-        if self.task == Task.PROSPECTIVE and self.attribute:
-            errors["attribute"] = "a prospective item has no attribute"
+        if self.attribute not in Attribute.values:
+            errors["attribute"] = f"every item needs one of {', '.join(Attribute.values)}"
         if errors:
             raise ValidationError(errors)
 

@@ -359,14 +359,12 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         task = r.choice("task", TASKS)
         variant = r.choice("variant", VARIANTS, default=Variant.HARD)
         attribute = r.data.get("attribute") or ""
-        if task == Task.RETROSPECTIVE:
-            attribute = ATTRIBUTE_CODES.get(attribute, attribute)
-            if not attribute:
-                r.fail("attribute", "missing (a retrospective item needs one)")
-            if attribute not in ATTRIBUTES:
-                r.fail("attribute", f"unknown attribute {attribute!r} (expected {', '.join(ATTRIBUTES)})")
-        elif attribute:
-            r.fail("attribute", "a prospective item has no attribute")
+        attribute = ATTRIBUTE_CODES.get(attribute, attribute)
+        if not attribute:
+            r.fail("attribute", "missing (a retrospective item asks about one; a prospective item names the "
+                                "state its distractors were made for)")
+        if attribute not in ATTRIBUTES:
+            r.fail("attribute", f"unknown attribute {attribute!r} (expected {', '.join(ATTRIBUTES)})")
         target_speaker = r.choice("target_speaker", SPEAKERS, required=False)
         question = r.text("question")
         options = _validate_options(r)
@@ -422,7 +420,7 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
                                  f"duplicate id {row['item_id']!r} ({where(taken.get(row['item_id']))})")
             if key in keys or key in chunk_keys:
                 raise InputError(path, line, "context_id", (
-                    f"a {row['variant']} {row['attribute'] or row['task']} item for {row['context_id']} "
+                    f"a {row['variant']} {row['task']} {row['attribute']} item for {row['context_id']} "
                     f"is {where(keys.get(key))}"))
             chunk_ids.add(row["item_id"])
             chunk_keys.add(key)
@@ -549,10 +547,10 @@ def _release_item(path: Path, line: int, record, *, domain: Domain, kind: str, s
         if not profile:
             r.fail("correct_option", "no state has a correct option to build the profile from")
         variant = Variant.EASY if kind == "prospective-easy" else Variant.HARD
-        item_id = f"{context_id}-prospective" + ("-easy" if variant == Variant.EASY else "")
+        item_id = f"{context_id}-prospective-{attribute}" + ("-easy" if variant == Variant.EASY else "")
         order = list(range(4))
         random.Random(f"{seed}:{item_id}").shuffle(order)  # seeded per item: independent of file order
-        item = {"item_id": item_id, "task": Task.PROSPECTIVE, "attribute": "", "variant": variant,
+        item = {"item_id": item_id, "task": Task.PROSPECTIVE, "attribute": attribute, "variant": variant,
                 "target_speaker": Speaker.RECIPIENT, "question": PROSPECTIVE_QUESTION,
                 "options": [candidates[i] for i in order], "answer": OPTION_LETTERS[order.index(0)],
                 "profile": profile, "metadata": meta}

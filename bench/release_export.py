@@ -104,7 +104,8 @@ def fill():
                 items.append(Item(item_id=f"{context.context_id}-{attribute}", context=context, task="retrospective",
                                   attribute=attribute, target_speaker="recipient", question=f"What is the client's {attribute}?",
                                   options=options, answer=rng.choice("ABCD"), batch=batch))
-            items.append(Item(item_id=f"{context.context_id}-prospective", context=context, task="prospective",
+            items.append(Item(item_id=f"{context.context_id}-prospective-trust", context=context, task="prospective",
+                              attribute="trust",
                               question="Which continuation is most consistent with this profile?", options=options,
                               answer=rng.choice("ABCD"), batch=batch,
                               profile={a: f"The client's {a}: " + " ".join(rng.choices(words, k=10)) for a in ATTRIBUTES}))

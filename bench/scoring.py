@@ -49,7 +49,8 @@ def build(n_contexts: int) -> None:
             items.append(Item(item_id=f"{context.context_id}-{attribute}", context=context, task=Task.RETROSPECTIVE,
                               attribute=attribute, question="q", options=[f"{context.context_id} {attribute} {x}" for x in "abcd"],
                               answer="ABCD"[Attribute.values.index(attribute) % 4], batch=batch))
-        items.append(Item(item_id=f"{context.context_id}-prospective", context=context, task=Task.PROSPECTIVE,
+        items.append(Item(item_id=f"{context.context_id}-prospective-trust", context=context, task=Task.PROSPECTIVE,
+                          attribute="trust",
                           question="q", options=[f"{context.context_id} continuation {x}" for x in "abcd"], answer="A",
                           profile={"belief": "b"}, batch=batch))
     Item.objects.bulk_create(items, batch_size=5000)

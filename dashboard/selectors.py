@@ -13,9 +13,9 @@ from django.utils import timezone
 
 from accounts.models import Role, User
 from aggregation.models import AggregationRun, ItemResult, RunStatus, WorkerResult
-from annotation.models import Batch, Item
+from annotation.models import Batch, Item, Task
 from releases.selectors import pairs_q
-from releases.selectors import current_batch_results, current_batch_runs, retention_counts
+from releases.selectors import current_batch_results, current_batch_runs, current_item_results, retention_counts
 from verification.models import Claim, ClaimStatus, Judgment, Label
 
 
@@ -251,7 +251,7 @@ def agreement_overview() -> dict:
 
 
 def retention_overview(*, last_runs: int = 10) -> dict:
-    """Retained / total per task, domain, attribute (current runs), and per succeeded run (7 queries)."""
+    """Retained / total per task, domain, attribute × task (current runs), and per succeeded run (8 queries)."""
     pairs = current_batch_runs()
     counts = retention_counts(pairs=pairs)
     runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("-id")[:last_runs])
@@ -293,9 +293,33 @@ def retention_overview(*, last_runs: int = 10) -> dict:
         "overall": counts["overall"],
         "task": table("task"),
         "domain": table("domain"),
-        "attribute": [r for r in table("attribute") if r["group"] != "(none)"],
+        "attribute": _retention_by_attribute_and_task(pairs=pairs),
         "runs": history,
     }
+
+
+def _retention_by_attribute_and_task(*, pairs) -> list[dict]:
+    """Per attribute: retained / total over both tasks and for each (a prospective item's
+    attribute is the state its distractors were made for), one query."""
+    rows = (
+        current_item_results(pairs=pairs).values("item__attribute", "item__task")
+        .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True)))
+        .order_by("item__attribute", "item__task")
+    )
+    out: dict[str, dict] = {}
+    for row in rows:
+        entry = out.setdefault(row["item__attribute"], {"group": row["item__attribute"], "retained": 0, "total": 0,
+                                                          **{task: _cell(0, 0) for task in Task.values}})
+        entry[row["item__task"]] = _cell(row["retained"], row["total"])
+        entry["retained"] += row["retained"]
+        entry["total"] += row["total"]
+    for entry in out.values():
+        entry["rate"] = _ratio(entry["retained"], entry["total"])
+    return list(out.values())
+
+
+def _cell(retained: int, total: int) -> dict:
+    return {"retained": retained, "total": total, "rate": _ratio(retained, total)}
 
 
 # --- People ----------------------------------------------------------------------------------

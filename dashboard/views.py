@@ -102,6 +102,12 @@ def csv_tables() -> dict:
 
         return rows
 
+    def retention_attribute():
+        for r in selectors.retention_overview()["attribute"]:
+            yield [r["group"], r["retained"], r["total"], _pct(r["rate"]),
+                   *(value for task in ("retrospective", "prospective")
+                     for value in (r[task]["retained"], r[task]["total"], _pct(r[task]["rate"])))]
+
     def retention_runs():
         for r in selectors.retention_overview()["runs"]:
             yield [r["run"], r["finished_at"] or "", r["retained"], r["total"], _pct(r["rate"]), _pct(r["retrospective"]),
@@ -127,7 +133,9 @@ def csv_tables() -> dict:
                               "flagged"], agreement_groups),
         "retention_task": (["task", "retained", "total", "rate"], retention("task")),
         "retention_domain": (["domain", "retained", "total", "rate"], retention("domain")),
-        "retention_attribute": (["attribute", "retained", "total", "rate"], retention("attribute")),
+        "retention_attribute": (["attribute", "retained", "total", "rate", "retrospective_retained", "retrospective_total",
+                                 "retrospective_rate", "prospective_retained", "prospective_total", "prospective_rate"],
+                                retention_attribute),
         "retention_runs": (["run", "finished_at", "retained", "total", "rate", "retrospective", "prospective", "change"],
                            retention_runs),
         "verifiers": (["verifier", "excluded", "judgments", "median_seconds", "gold_judgments", "gold_accuracy", "ds_accuracy",

@@ -99,7 +99,7 @@ def easy_set_build(*, seed: int = 7, batch_name: str | None = None, into_batch: 
     Its distractors are the true continuations (correct options) of prospective items of
     other sessions; distractors and the answer's position come from a RNG seeded by
     `seed` and the item's id, so the same seed gives the same set. Idempotent: items that
-    already have an Easy variant (for their context) are skipped.
+    already have an Easy variant (for their context and attribute) are skipped.
     """
     originals = Item.objects.filter(task=Task.PROSPECTIVE, variant=Variant.HARD).select_related("context")
     pool = sorted(
@@ -116,12 +116,12 @@ def easy_set_build(*, seed: int = 7, batch_name: str | None = None, into_batch: 
     parents = list(parents)
     existing = set(
         Item.objects.filter(task=Task.PROSPECTIVE, variant=Variant.EASY, context__in=[p.context_id for p in parents])
-        .values_list("context_id", flat=True)
+        .values_list("context_id", "attribute")
     )
     target = _batch_named(into_batch)
     created, skipped, unbuildable = [], 0, []
     for parent in sorted(parents, key=lambda p: p.item_id):
-        if parent.context_id in existing:
+        if (parent.context_id, parent.attribute) in existing:
             skipped += 1
             continue
         rng = random.Random(f"easy:{seed}:{parent.item_id}")
@@ -138,6 +138,7 @@ def easy_set_build(*, seed: int = 7, batch_name: str | None = None, into_batch: 
                 item_id=f"{parent.item_id}-easy",
                 context=parent.context,
                 task=Task.PROSPECTIVE,
+                attribute=parent.attribute,
                 variant=Variant.EASY,
                 target_speaker=parent.target_speaker,
                 question=parent.question,
@@ -232,6 +233,7 @@ def counterfactuals_import(*, lines: Iterable[str], source: str, into_batch: str
             item_id=f"{original.item_id}-counterfactual",
             context_id=original.context_id,
             task=Task.PROSPECTIVE,
+            attribute=original.attribute,
             variant=Variant.COUNTERFACTUAL,
             target_speaker=original.target_speaker,
             question=original.question,

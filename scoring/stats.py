@@ -53,7 +53,8 @@ def _cell(outcomes: list[Outcome]) -> dict:
 def correctness_table(outcomes: Iterable[Outcome]) -> dict:
     """{"overall": cell, "task": {value: cell}, "domain": …, "attribute": …, "variant": …}.
 
-    Prospective items have no attribute: the attribute breakdown covers retrospective items.
+    Every item has an attribute (a prospective item's is the state its distractors were
+    made for), so the attribute breakdown covers both tasks.
     """
     outcomes = list(outcomes)
     table: dict = {"overall": _cell(outcomes)}

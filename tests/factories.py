@@ -76,7 +76,9 @@ class ItemFactory(DjangoModelFactory):
     class Meta:
         model = Item
 
-    item_id = factory.LazyAttribute(lambda i: f"{i.context.context_id}-{i.attribute or 'prospective'}-{i.variant}")
+    item_id = factory.LazyAttribute(
+        lambda i: f"{i.context.context_id}-{'prospective-' if i.task == Task.PROSPECTIVE else ''}{i.attribute}-{i.variant}"
+    )
     context = factory.SubFactory(ContextFactory)
     task = Task.RETROSPECTIVE
     attribute = "trust"
@@ -90,7 +92,7 @@ class ItemFactory(DjangoModelFactory):
 
 class ProspectiveItemFactory(ItemFactory):
     task = Task.PROSPECTIVE
-    attribute = ""
+    attribute = "trust"
     target_speaker = ""
     question = "Which continuation is most consistent with this profile?"
     profile = factory.LazyFunction(

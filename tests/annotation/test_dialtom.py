@@ -6,7 +6,7 @@ import pytest
 from django.core.management.base import CommandError
 
 from annotation.models import Batch, Context, Item
-from annotation.services import dialtom_import
+from annotation.services import STATE_ATTRIBUTES, dialtom_import
 
 from .conftest import FIXTURES, run
 
@@ -50,8 +50,9 @@ def test_prospective_options_are_a_seeded_shuffle_with_the_answer_on_the_true_co
     run("import_dialtom", RELEASE)
     for record in records("MI_prospective_verified.sample.json"):
         session, window = (int(x) for x in record["id"].split(","))
-        item = Item.objects.get(item_id=f"mi-s{session:04d}-w{window:02d}-prospective")
-        assert (item.task, item.attribute, item.variant) == ("prospective", "", "hard")
+        attribute = STATE_ATTRIBUTES[record["state"].lower()]
+        item = Item.objects.get(item_id=f"mi-s{session:04d}-w{window:02d}-prospective-{attribute}")
+        assert (item.task, item.attribute, item.variant) == ("prospective", attribute, "hard")
         assert sorted(item.options) == sorted([record["correct_action"], *record["distractors"]])
         assert item.options["ABCD".index(item.answer)] == record["correct_action"]
         assert item.profile == {attr: record["options"][state][record["correct_option"][state]] for state, attr in [
@@ -71,7 +72,7 @@ def test_prospective_options_are_a_seeded_shuffle_with_the_answer_on_the_true_co
 
 def test_prospective_easy_gives_easy_items_with_pfg_roles():
     run("import_dialtom", RELEASE)
-    item = Item.objects.get(item_id="pfg-s0019-w00-prospective-easy")
+    item = Item.objects.get(item_id="pfg-s0019-w00-prospective-trust-easy")
     assert (item.variant, item.task, item.batch.name) == ("easy", "prospective", "dialtom-pfg-prospective-easy")
     assert [t["speaker"] for t in item.context.turns[:2]] == ["initiator", "recipient"]
     assert item.context.turns[0]["source_role"] == "persuader"

@@ -32,6 +32,7 @@ def retro(n: int = 0, attribute: str = "trust", **extra) -> dict:
 
 def prosp(n: int = 0, **extra) -> dict:
     return {"item_id": f"mi-s0012-w{n:02d}-prospective", "context_id": f"mi-s0012-w{n:02d}", "task": "prospective",
+            "attribute": "trust",
             "profile": {"belief": "b", "desire": "d", "intention": "i", "emotion": "e", "knowledge": "k", "trust": "t"},
             "question": "Which continuation is most consistent with this profile?",
             "options": ["one", "two", "three", "four"], "answer": "A", "variant": "hard", "batch": "mi-b01", **extra}
@@ -60,10 +61,14 @@ def test_import_contexts(tmp_path):
 
 def test_import_items(tmp_path, contexts):
     records = [retro(0), retro(0, "belief", answer="A", is_gold=True), prosp(0), retro(1, batch="mi-b02"),
-               prosp(1, variant="counterfactual", answer="NOTA"), retro(1, "desire", batch=None)]
+               prosp(1, variant="counterfactual", answer="NOTA"), retro(1, "desire", batch=None),
+               prosp(0, item_id="mi-s0012-w00-prospective-belief", attribute="belief")]
     text, report = run("import_items", write_jsonl(tmp_path / "items.jsonl", records))
-    assert report["created"] == 6
-    assert report["by_domain"] == {"mi": {"prospective": 2, "retrospective": 4}}
+    assert report["created"] == 7
+    assert report["by_domain"] == {"mi": {"prospective": 3, "retrospective": 4}}
+    # a context holds one prospective item per attribute (the state its distractors target)
+    assert sorted(Item.objects.filter(task="prospective", context__context_id="mi-s0012-w00").values_list(
+        "attribute", flat=True)) == ["belief", "trust"]
     assert report["batches_created"] == ["mi-b01", "mi-b02"]
     item = Item.objects.get(item_id="mi-s0012-w00-belief")
     assert (item.task, item.attribute, item.variant, item.answer, item.batch.name) == (
@@ -96,18 +101,24 @@ def _bad(name):
         "duplicate id in file": (good + [retro(0, "trust", variant="easy")],
                                  ":2: item_id: duplicate id 'mi-s0012-w00-trust' (already earlier in this file)"),
         "same slot in file": (good + [retro(0, item_id="other-id")],
-                              ":2: context_id: a hard trust item for mi-s0012-w00 is already earlier in this file"),
+                              ":2: context_id: a hard retrospective trust item for mi-s0012-w00 is already earlier in this file"),
         "unknown context": (good + [retro(7)], ":2: context_id: unknown context 'mi-s0012-w07' (import its contexts first)"),
         "prospective without profile": (good + [{k: v for k, v in prosp(0).items() if k != "profile"}],
                                         ":2: profile: missing"),
         "bad batch name": (good + [retro(0, "belief", batch="no spaces allowed")], ":2: batch:"),
+        "prospective without attribute": (good + [{k: v for k, v in prosp(0).items() if k != "attribute"}],
+                                          ":2: attribute: missing"),
+        "same prospective slot in file": (good + [prosp(0), prosp(0, item_id="other-id")],
+                                          ":3: context_id: a hard prospective trust item for mi-s0012-w00 is already "
+                                          "earlier in this file"),
     }
     return cases[name]
 
 
 BAD_CASES = ["invalid JSON", "not an object", "missing field", "3 options", "5 options", "same options",
              "unknown letter", "NOTA not counterfactual", "unknown attribute", "unknown task", "duplicate id in file",
-             "same slot in file", "unknown context", "prospective without profile", "bad batch name"]
+             "same slot in file", "unknown context", "prospective without profile", "bad batch name",
+             "prospective without attribute", "same prospective slot in file"]
 
 
 @pytest.mark.parametrize("case", BAD_CASES)
@@ -203,7 +214,7 @@ def test_duplicates_across_chunks_are_named_as_in_this_file(tmp_path, contexts):
     with pytest.raises(InputError, match=r":4: item_id: duplicate id 'mi-s0012-w00-trust' \(already earlier in this file\)"):
         items_import(path=path, chunk_size=2)
     path = write_jsonl(tmp_path / "items2.jsonl", [retro(0), retro(0, "belief"), retro(0, item_id="other")])
-    with pytest.raises(InputError, match=r":3: context_id: a hard trust item for mi-s0012-w00 is already earlier in this file"):
+    with pytest.raises(InputError, match=r":3: context_id: a hard retrospective trust item for mi-s0012-w00 is already earlier in this file"):
         items_import(path=path, chunk_size=2)
     path = write_jsonl(tmp_path / "c.jsonl", [context(4), context(5), context(6), context(4, window_index=9)])
     with pytest.raises(InputError, match=r":4: context_id: duplicate id 'mi-s0012-w04' \(already earlier in this file\)"):

@@ -55,7 +55,7 @@ def test_agreement_flags_low_batches(world, settings):
 
 
 def test_retention_tables_and_change_between_runs(world, django_assert_num_queries):
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         retention = selectors.retention_overview()
     assert retention["overall"] == {"total": 6, "retained": 4, "rate": pytest.approx(4 / 6, abs=1e-6)}
     task = {r["group"]: (r["retained"], r["total"]) for r in retention["task"]}
@@ -63,7 +63,13 @@ def test_retention_tables_and_change_between_runs(world, django_assert_num_queri
     domain = {r["group"]: (r["retained"], r["total"]) for r in retention["domain"]}
     assert domain == {"esc": (2, 3), "mi": (2, 3)}
     attribute = {r["group"]: (r["retained"], r["total"]) for r in retention["attribute"]}
-    assert attribute == {"belief": (1, 1), "desire": (1, 1), "emotion": (0, 1), "trust": (1, 1)}
+    # the two prospective items (esc) were made for trust: the trust row counts them beside mi-trust
+    assert attribute == {"belief": (1, 1), "desire": (1, 1), "emotion": (0, 1), "trust": (2, 3)}
+    trust = next(r for r in retention["attribute"] if r["group"] == "trust")
+    assert trust["retrospective"] == {"retained": 1, "total": 1, "rate": 1.0}
+    assert trust["prospective"] == {"retained": 1, "total": 2, "rate": 0.5}
+    emotion = next(r for r in retention["attribute"] if r["group"] == "emotion")
+    assert emotion["prospective"] == {"retained": 0, "total": 0, "rate": None}
     latest, first = retention["runs"]
     assert (latest["run"], latest["retained"], first["retained"]) == (world.run2.id, 4, 3)
     assert latest["change"] == pytest.approx(1 / 6)

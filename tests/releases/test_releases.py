@@ -51,14 +51,14 @@ def test_release_writes_retained_items_and_manifest(world, release_root):
     assert "profile" not in trust
     prospective = lines[1]
     assert "context" not in prospective and prospective["profile"]["trust"] == "trust of the client"
-    assert prospective["attribute"] is None
+    assert prospective["attribute"] == "trust"  # the state its distractors were made for
 
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest == release.manifest
     assert manifest["items"] == 4
     assert manifest["counts"]["task"] == {"prospective": 1, "retrospective": 3}
     assert manifest["counts"]["domain"] == {"esc": 2, "mi": 2}
-    assert manifest["counts"]["attribute"] == {"(none)": 1, "belief": 1, "desire": 1, "trust": 1}
+    assert manifest["counts"]["attribute"] == {"belief": 1, "desire": 1, "trust": 2}
     assert manifest["retention"]["overall"]["retained"] == 4 and manifest["retention"]["overall"]["total"] == 6
     [agreement] = manifest["agreement"]
     assert agreement["batch"] == "batch-a" and agreement["ac1"] == 0.91 and agreement["ac1_ci"] == [0.85, 0.97]

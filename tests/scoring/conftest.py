@@ -78,15 +78,15 @@ def release(db):
         "dropped": dropped,
     }
     items["mi-easy"] = ItemFactory(
-        context=mi1.context, task="prospective", attribute="", variant=Variant.EASY, parent=mi1,
+        context=mi1.context, task="prospective", attribute="trust", variant=Variant.EASY, parent=mi1,
         item_id="mi-s0001-w00-prospective-easy", answer="B", batch=None,
     )
     items["mi-cf"] = ItemFactory(
-        context=mi1.context, task="prospective", attribute="", variant=Variant.COUNTERFACTUAL, parent=mi1,
+        context=mi1.context, task="prospective", attribute="trust", variant=Variant.COUNTERFACTUAL, parent=mi1,
         item_id="mi-s0001-w00-prospective-counterfactual", answer="NOTA", batch=None,
     )
     items["dropped-easy"] = ItemFactory(
-        context=dropped.context, task="prospective", attribute="", variant=Variant.EASY, parent=dropped,
+        context=dropped.context, task="prospective", attribute="trust", variant=Variant.EASY, parent=dropped,
         item_id="mi-s0003-w00-prospective-easy", answer="D", batch=None,
     )
     run = AggregationRun.objects.create(status=RunStatus.SUCCEEDED)

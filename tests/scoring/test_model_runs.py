@@ -49,9 +49,10 @@ def test_scoring_stores_rates_per_facet_and_leaves_unreleased_items_out(release)
     assert scores["variant"]["counterfactual"] == {"n": 1, "correct": 0, "rate": 0.0, "baseline": 0.2}
     assert scores["variant"]["easy"]["rate"] == 1.0
     assert scores["domain"]["esc"]["rate"] == 0.5
+    # every prospective item of the set was made for trust: 2 retrospective + 4 prospective
     assert scores["attribute"] == {
         "belief": {"n": 1, "correct": 0, "rate": 0.0, "baseline": 0.25},
-        "trust": {"n": 2, "correct": 2, "rate": 1.0, "baseline": 0.25},
+        "trust": {"n": 6, "correct": 3, "rate": 0.5, "baseline": pytest.approx((5 * 0.25 + 0.2) / 6)},
     }
     assert Prediction.objects.filter(run=run, correct=None).count() == 2
     gap = run.stats["retrospective_vs_prospective"]

@@ -34,7 +34,9 @@
     const r = data("data-retention");
     if (r) draw("chart-retention", {
       type: "bar",
-      data: { labels: r.map(x => x.group), datasets: [{ label: "Retention", data: r.map(x => x.rate), backgroundColor: "#1f8a4c" }] },
+      data: { labels: r.map(x => x.group), datasets: [
+        { label: "Retrospective", data: r.map(x => x.retrospective.rate), backgroundColor: "#1f8a4c" },
+        { label: "Prospective", data: r.map(x => x.prospective.rate), backgroundColor: "#7cc49a" } ] },
       options: { scales: { y: { min: 0, max: 1 } } },
     });
   }
