@@ -1,4 +1,4 @@
-"""Migration 0005: prospective items without attribute get one, and the studio's ids follow.
+"""Migration 0006: prospective items without attribute get one, and the studio's ids follow.
 
 Runs the real migrations backwards and forwards on the test database (transaction=True:
 schema changes cannot run inside the rolled-back test transaction).
@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("annotation", "0004_draft_client_stamp")]
+BEFORE = [("annotation", "0005_references_moved_out")]
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -54,7 +54,7 @@ def test_prospective_rows_get_their_state_their_parents_or_belief():
         assert rows == {
             "mi-s0001-w00-prospective-desire": ("desire", None),  # from metadata.state
             "mi-s0001-w00-prospective-desire-easy": ("desire", None),  # from its parent
-            "custom-42": ("belief", "migration 0005 default"),  # nothing known: the first attribute, marked
+            "custom-42": ("belief", "migration 0006 default"),  # nothing known: the first attribute, marked
             "mi-s0002-w00-trust": ("trust", None),
         }
         with pytest.raises(Exception, match="item_attribute_valid"):

@@ -8,7 +8,7 @@ prospective rows get one, in this order:
 2. else their parent's attribute (an easy or counterfactual item derived from a hard one);
 3. else `belief`, the first attribute in the canonical order (belief, desire, intention,
    emotion, knowledge, trust): a deterministic choice, recorded in
-   `metadata.attribute_assigned = "migration 0005 default"` so it can be found and fixed.
+   `metadata.attribute_assigned = "migration 0006 default"` so it can be found and fixed.
 
 No clash is possible: there was at most one prospective item per (context, variant).
 Ids made by the studio's own scheme (`<context>-prospective`, `…-prospective-easy`,
@@ -53,7 +53,7 @@ def forwards(apps, schema_editor):
             attribute = attribute if attribute in ATTRIBUTES else None
         if attribute is None:
             attribute = DEFAULT
-            metadata["attribute_assigned"] = "migration 0005 default"
+            metadata["attribute_assigned"] = "migration 0006 default"
         assigned[item.pk] = attribute
         Item.objects.filter(pk=item.pk).update(attribute=attribute, item_id=_new_id(item, attribute), metadata=metadata)
 
@@ -72,7 +72,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0004_draft_client_stamp"),
+        ("annotation", "0005_references_moved_out"),
     ]
 
     operations = [
