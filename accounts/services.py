@@ -2,22 +2,29 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import logging
+import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core import signing
 from django.core.cache import cache
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare, salted_hmac
+from redis.exceptions import RedisError
 from rest_framework.authtoken.models import Token
 
 from .models import Pool, Role, User
 
 # Everyone created with a role joins the pool of that role, so `batch_open --pool verifiers` works.
+logger = logging.getLogger(__name__)
+
 ROLE_POOLS = {Role.VERIFIER: "verifiers", Role.CROWD_WORKER: "crowd-workers"}
 
 
@@ -133,25 +140,53 @@ def verifier_exclusion_set(*, user: User, excluded: bool, reason: str = "") -> U
 
 
 # --- login throttling (cache) ------------------------------------------------------------
+# Counted per (username, address) in the shared cache (Redis). The username is normalised
+# the way authentication reads it (the login form applies NFKC) and casefolded, so every
+# spelling that reaches an account (full-width, upper case, padded) spends one counter.
+# A success does not reset it: the counter only runs out with its window, so a login
+# under another spelling (or another valid password) buys no extra guesses.
+#
+# Redis down: the throttle falls back to a per-process memory cache (logged), rather than
+# refusing every login (nobody could work during the outage) or failing open (unbounded
+# guessing). The bound during an outage is MAX_FAILURES per process serving logins.
+
+_FALLBACK_CACHE = LocMemCache("login-throttle-fallback", {"MAX_ENTRIES": 10_000})
+
+
+def throttle_username(username: str) -> str:
+    """The one normalisation of a typed username for throttling: NFKC, trimmed, casefolded."""
+    return unicodedata.normalize("NFKC", username).strip().casefold()
 
 
 def _throttle_key(*, username: str, ip: str) -> str:
-    return f"login-failures:{username.strip().lower()}:{ip}"
+    digest = hashlib.sha256(throttle_username(username).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"login-failures:{digest}:{ip}"
+
+
+def _with_throttle_cache(operation):
+    """Run `operation(cache)` on the shared cache, or on this process's memory when it is down."""
+    try:
+        return operation(cache)
+    except (RedisError, OSError) as exc:
+        logger.warning("login throttle: shared cache unavailable (%s); counting in this process", exc)
+        return operation(_FALLBACK_CACHE)
 
 
 def login_is_throttled(*, username: str, ip: str) -> bool:
-    return cache.get(_throttle_key(username=username, ip=ip), 0) >= settings.DIALTOM_LOGIN_MAX_FAILURES
+    key = _throttle_key(username=username, ip=ip)
+    return _with_throttle_cache(lambda c: c.get(key, 0)) >= settings.DIALTOM_LOGIN_MAX_FAILURES
 
 
 def login_failure_record(*, username: str, ip: str) -> int:
     key = _throttle_key(username=username, ip=ip)
-    cache.add(key, 0, timeout=settings.DIALTOM_LOGIN_WINDOW_SECONDS)
-    try:
-        return cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=settings.DIALTOM_LOGIN_WINDOW_SECONDS)
-        return 1
+    window = settings.DIALTOM_LOGIN_WINDOW_SECONDS
 
+    def record(c) -> int:
+        c.add(key, 0, timeout=window)
+        try:
+            return c.incr(key)
+        except ValueError:  # expired between add and incr
+            c.set(key, 1, timeout=window)
+            return 1
 
-def login_failures_clear(*, username: str, ip: str) -> None:
-    cache.delete(_throttle_key(username=username, ip=ip))
+    return _with_throttle_cache(record)

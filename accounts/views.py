@@ -28,7 +28,8 @@ def home(request):
 
 
 class ThrottledLoginView(auth_views.LoginView):
-    """Django's login, refusing a username+IP after DIALTOM_LOGIN_MAX_FAILURES failures in the window."""
+    """Django's login, refusing a username+IP after DIALTOM_LOGIN_MAX_FAILURES failures in the
+    window (a success does not reset the count: accounts.services, login throttling)."""
 
     def post(self, request, *args, **kwargs):
         username = request.POST.get("username", "")
@@ -42,10 +43,6 @@ class ThrottledLoginView(auth_views.LoginView):
     def form_invalid(self, form):
         services.login_failure_record(username=self.request.POST.get("username", ""), ip=client_ip(self.request))
         return super().form_invalid(form)
-
-    def form_valid(self, form):
-        services.login_failures_clear(username=form.get_user().get_username(), ip=client_ip(self.request))
-        return super().form_valid(form)
 
 
 @require_http_methods(["GET", "POST"])

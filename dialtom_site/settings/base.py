@@ -135,11 +135,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (login throttling, rate limits): Redis when configured --------------------
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
+# A Redis that stops answering (down, or a black-holed host) must not hang a request: the
+# login throttle then counts in process memory (accounts.services, login throttling).
+CACHE_REDIS_OPTIONS = {
+    "socket_connect_timeout": float(env("CACHE_REDIS_TIMEOUT", "1")),
+    "socket_timeout": float(env("CACHE_REDIS_TIMEOUT", "1")),
+}
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": env("CACHE_KEY_PREFIX", "dialtom"),
+        "OPTIONS": CACHE_REDIS_OPTIONS,
     }
 }
 

@@ -1,6 +1,6 @@
 """The test suite: real PostgreSQL and Redis, as CI has them (see .ci/run)."""
 from .base import *  # noqa: F401,F403
-from .base import env
+from .base import CACHE_REDIS_OPTIONS, env
 
 DEBUG = False
 SECRET_KEY = "test-secret-key-not-for-production-use-0123456789abcdefghijklmnopqrstuvwxyz"
@@ -13,6 +13,7 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": env("CACHE_KEY_PREFIX", "dialtom-test"),
+        "OPTIONS": CACHE_REDIS_OPTIONS,
     }
 }
 CELERY_BROKER_URL = REDIS_URL

@@ -3,8 +3,15 @@ import time
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from .helpers import free_port
+
+
+def _probe(port: int, timeout: float) -> redis.Redis:
+    """A client that reports a refused connection at once (redis-py retries with backoff by default)."""
+    return redis.Redis(port=port, socket_timeout=timeout, retry=Retry(NoBackoff(), 0))
 
 
 class SpareRedis:
@@ -23,7 +30,7 @@ class SpareRedis:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
-                if redis.Redis(port=self.port, socket_timeout=0.5).ping():
+                if _probe(self.port, 0.5).ping():
                     return
             except redis.ConnectionError:
                 time.sleep(0.05)
@@ -31,13 +38,13 @@ class SpareRedis:
 
     def stop(self):
         try:
-            redis.Redis(port=self.port, socket_timeout=1).shutdown(nosave=True)
+            _probe(self.port, 1).shutdown(nosave=True)
         except redis.ConnectionError:
             pass  # shutdown closes the connection under us, or it was already down
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
-                redis.Redis(port=self.port, socket_timeout=0.2).ping()
+                _probe(self.port, 0.2).ping()
                 time.sleep(0.05)
             except redis.ConnectionError:
                 return
@@ -45,7 +52,7 @@ class SpareRedis:
     @property
     def up(self) -> bool:
         try:
-            return bool(redis.Redis(port=self.port, socket_timeout=0.5).ping())
+            return bool(_probe(self.port, 0.5).ping())
         except redis.ConnectionError:
             return False
 
