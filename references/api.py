@@ -19,12 +19,13 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.permissions import IsCrowdWorker, IsProjectStaff, IsStaffOrReleaseReader
+from dialtom_site.parsers import StrictJSONParser
 
 from . import selectors
 from . import services
@@ -109,7 +110,7 @@ class ReferencesExportView(APIView):
 
 class SimilarityRunListView(APIView):
     permission_classes = [IsProjectStaff]
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [StrictJSONParser, MultiPartParser, FormParser]
 
     @extend_schema(responses=SimilarityRunSerializer(many=True))
     def get(self, request):

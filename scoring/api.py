@@ -4,9 +4,11 @@ import json
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from dialtom_site.parsers import StrictJSONParser
 
 from . import selectors, services
 from .models import ModelRun
@@ -22,7 +24,7 @@ from .serializers import (
 
 class ModelRunListApi(APIView):
     permission_classes = [ReadsScores]
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     @extend_schema(responses=ModelRunSerializer(many=True), summary="Scored and pending model runs")
     def get(self, request):

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "dialtom_site.middleware.HostileInputMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -186,7 +187,15 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+    # JSON nested past DIALTOM_JSON_MAX_DEPTH, a NUL or a lone surrogate is a 400 (dialtom_site/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "dialtom_site.parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
+# No body the API accepts nests deeper than a few levels; 100,000 `[` crashed the json module.
+DIALTOM_JSON_MAX_DEPTH = int(env("DIALTOM_JSON_MAX_DEPTH", "32"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "DialToM Studio API",
     "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
