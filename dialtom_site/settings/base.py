@@ -224,6 +224,14 @@ DIALTOM_RETENTION_THRESHOLD = float(env("DIALTOM_RETENTION_THRESHOLD", "0.5"))
 # Dawid–Skene (crowd-kit) EM settings, recorded on every aggregation run.
 DIALTOM_DS_N_ITER = int(env("DIALTOM_DS_N_ITER", "100"))
 DIALTOM_DS_TOL = float(env("DIALTOM_DS_TOL", "1e-5"))
+# Adaptive overlap (batches opened with --k-min/--k-max; aggregation/overlap.py): an item gets
+# another judgment while the model's probability that its retention decision is wrong is above
+# MAX_RISK; the model gives every verifier PRIOR_STRENGTH pseudo-judgments of PRIOR_ACCURACY; an
+# adaptive batch is refitted at most once per REFRESH_SECONDS. Recorded on the batch when opened.
+DIALTOM_OVERLAP_MAX_RISK = float(env("DIALTOM_OVERLAP_MAX_RISK", "0.03"))
+DIALTOM_OVERLAP_PRIOR_STRENGTH = float(env("DIALTOM_OVERLAP_PRIOR_STRENGTH", "4"))
+DIALTOM_OVERLAP_PRIOR_ACCURACY = float(env("DIALTOM_OVERLAP_PRIOR_ACCURACY", "0.7"))
+DIALTOM_OVERLAP_REFRESH_SECONDS = float(env("DIALTOM_OVERLAP_REFRESH_SECONDS", "10"))
 # Dashboard: flag batches whose AC1 is below this; verifier outliers (median seconds per item
 # under FAST_SECONDS, or one letter above LETTER_BIAS of their A–D answers, from 20 judgments on).
 DIALTOM_AC1_FLAG_THRESHOLD = float(env("DIALTOM_AC1_FLAG_THRESHOLD", "0.6"))
