@@ -110,9 +110,9 @@ class ModelFit:
 
 @dataclass(frozen=True)
 class Decision:
-    keep: bool
+    keep: bool  # the model's own retention decision (the release's is crowd-kit's, see `release_decisions`)
     risk: float  # model probability that `keep` is wrong
-    priority: float  # probability one more judgment flips `keep`
+    priority: float  # probability one more judgment changes the decision taken now
     more: bool  # asks for one more judgment
 
 
@@ -255,7 +255,8 @@ def item_decisions(
         after = joint / np.maximum(p_label[:, None, :], 1e-300)
         after = np.moveaxis(after, 1, 2)  # V × observed × true
         kept_after = _keep(after, np.full(after.shape[:2], answer), policy.retention_threshold)
-        flip = float(((kept_after != keep) * p_label).sum(axis=1).mean())
+        # value of one more judgment: the chance that the decision taken now changes after it
+        flip = float(((kept_after != decided) * p_label).sum(axis=1).mean())
         more = risk > policy.max_risk and counts.get(item, 0) < policy.k_max
         out[item] = Decision(keep, risk, flip, more)
     return out

@@ -58,9 +58,12 @@ def batch_ids_with_items() -> list[int]:
 
 
 def batch_is_complete(*, batch_id: int, overlap: int) -> bool:
-    """Every non-gold item of the batch holds at least `overlap` judgments (and there is one)."""
+    """Every non-gold item of the batch holds at least `overlap` judgments (and there is one);
+    an adaptive batch also needs its allocation done (its last refresh asked for nothing more)."""
+    from verification.models import AdaptiveOverlap
+
     items = Item.objects.filter(batch_id=batch_id, is_gold=False)
-    if not items.exists():
+    if not items.exists() or AdaptiveOverlap.objects.filter(batch_id=batch_id, settled=False).exists():
         return False
     return not items.annotate(n=Count("judgments")).filter(n__lt=overlap).exists()
 

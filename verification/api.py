@@ -157,6 +157,8 @@ class BatchStatusSerializer(serializers.Serializer):
     # collide in the OpenAPI component names.
     status = serializers.CharField(help_text="open, paused or closed")
     overlap = serializers.IntegerField(min_value=1, required=False)
+    k_min = serializers.IntegerField(min_value=1, required=False, help_text="adaptive overlap (with k_max)")
+    k_max = serializers.IntegerField(min_value=1, required=False, help_text="adaptive overlap (with k_min)")
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
     pools = serializers.ListField(child=serializers.SlugField(), required=False)
 
@@ -173,6 +175,11 @@ class BatchOutSerializer(serializers.Serializer):
     gold_rate = serializers.FloatField()
     lease_minutes = serializers.IntegerField()
     pools = serializers.SerializerMethodField()
+    adaptive_overlap = serializers.SerializerMethodField()
+
+    def get_adaptive_overlap(self, batch) -> dict | None:
+        adaptive = getattr(batch, "adaptive_overlap", None)
+        return None if adaptive is None else adaptive.policy
 
     def get_pools(self, batch) -> list[str]:
         return sorted(batch.pools.values_list("name", flat=True))
@@ -190,7 +197,8 @@ class BatchStatusView(APIView):
             if data["status"] == BatchStatus.OPEN:
                 get_object_or_404(Batch, name=batch_name)
                 batch, _ = services.batch_open(
-                    name=batch_name, overlap=data.get("overlap"), gold_rate=data.get("gold_rate"), pools=data.get("pools", [])
+                    name=batch_name, overlap=data.get("overlap"), gold_rate=data.get("gold_rate"), pools=data.get("pools", []),
+                    k_min=data.get("k_min"), k_max=data.get("k_max"),
                 )
             elif data["status"] == BatchStatus.PAUSED:
                 batch = services.batch_pause(name=batch_name)

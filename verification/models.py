@@ -92,6 +92,9 @@ class QueueSlot(models.Model):
     needed = models.PositiveSmallIntegerField(help_text="judgments needed (the batch's overlap k; unbounded for gold)")
     taken = models.PositiveSmallIntegerField(default=0, help_text="active claims + answered claims/judgments")
     is_gold = models.BooleanField(default=False)
+    priority = models.FloatField(
+        default=0.0, help_text="adaptive overlap: chance one more judgment flips the retention decision (served first)"
+    )
 
     class Meta:
         ordering = ["batch", "item"]
@@ -102,6 +105,32 @@ class QueueSlot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.taken}/{self.needed}"
+
+
+class AdaptiveOverlap(models.Model):
+    """A batch opened with k-min..k-max: its policy (recorded when opened) and the state of its rounds.
+
+    The batch's `overlap` is k-min; `aggregation.overlap` decides, at each refresh of a settled
+    batch, which items get one more judgment (their slot's `needed` goes up by one, up to k-max).
+    """
+
+    batch = models.OneToOneField("annotation.Batch", on_delete=models.CASCADE, primary_key=True, related_name="adaptive_overlap")
+    k_min = models.PositiveSmallIntegerField()
+    k_max = models.PositiveSmallIntegerField()
+    policy = models.JSONField(default=dict, help_text="aggregation.overlap.OverlapPolicy as recorded when the batch was opened")
+    rounds = models.PositiveIntegerField(default=0, help_text="refreshes that decided the batch")
+    undecided = models.PositiveIntegerField(default=0, help_text="items the last refresh asked one more judgment for")
+    settled = models.BooleanField(default=False, help_text="the last refresh asked for nothing more: allocation done")
+    refreshed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["batch"]
+        constraints = [
+            models.CheckConstraint(condition=Q(k_min__gte=1) & Q(k_max__gte=models.F("k_min")), name="adaptive_overlap_k_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.batch_id}: k {self.k_min}..{self.k_max}"
 
 
 class BatchQueue(Batch):

@@ -132,17 +132,21 @@ def judgment_view_for(*, judgment: Judgment) -> dict:
 
 
 def batch_completion(*, batch_id: int) -> dict:
+    from .models import AdaptiveOverlap
+
     batch = Batch.objects.get(pk=batch_id)
     slots = QueueSlot.objects.filter(batch=batch, is_gold=False)
     incomplete = slots.exclude(Q(taken__gte=batch.overlap)).count()
     judged = Judgment.objects.filter(batch=batch, item__is_gold=False).count()
     total = slots.count()
+    # an adaptive batch is complete once its last refresh asked for nothing more
+    unsettled = AdaptiveOverlap.objects.filter(batch=batch, settled=False).exists()
     return {
         "batch": batch.name,
         "overlap": batch.overlap,
         "items": total,
         "judgments": judged,
-        "complete": total > 0 and incomplete == 0 and judged >= total * batch.overlap,
+        "complete": total > 0 and incomplete == 0 and judged >= total * batch.overlap and not unsettled,
     }
 
 

@@ -191,7 +191,7 @@ def _slot_pick(*, verifier: User, batch: Batch, gold: bool) -> QueueSlot | None:
         open_slots_for_update()
         .filter(pk__in=pks, taken__lt=F("needed"))
         .select_related("item", "item__context__domain")
-        .order_by("item_id")
+        .order_by("-priority", "item_id")  # adaptive overlap: the most informative judgment first
         .first()
     )
 
@@ -397,8 +397,16 @@ def batch_open(
     pools: Iterable[str] = (),
     lease_minutes: int | None = None,
     gold_rate: float | None = None,
+    k_min: int | None = None,
+    k_max: int | None = None,
 ) -> tuple[Batch, bool]:
-    """Open (create or reopen) a batch to pools of verifiers, with overlap k."""
+    """Open (create or reopen) a batch to pools of verifiers, with overlap k, or adaptive
+    overlap k-min..k-max (`verification.adaptive`; its batch's overlap is k-min)."""
+    from .adaptive import adaptive_overlap_set
+
+    if k_min is not None and overlap is not None and overlap != k_min:
+        raise VerificationError("give either overlap or k_min/k_max", field="overlap")
+    overlap = k_min if k_min is not None else overlap
     if overlap is not None and overlap < 1:
         raise VerificationError("overlap must be at least 1", field="overlap")
     if gold_rate is not None and not 0 <= gold_rate <= 1:
@@ -429,10 +437,14 @@ def batch_open(
     batch.save(update_fields=fields)
     if pool_objs:
         batch.pools.add(*pool_objs)
+    if k_min is None and overlap is not None:
+        k_min = k_max = overlap  # an explicit fixed k ends adaptive overlap
+    adaptive = adaptive_overlap_set(batch=batch, k_min=k_min, k_max=k_max)
     batch_queue_sync(batch=batch)
-    QueueSlot.objects.filter(batch=batch, is_gold=False).exclude(needed=batch.overlap).update(
-        needed=Greatest(batch.overlap, F("taken"))
-    )
+    slots = QueueSlot.objects.filter(batch=batch, is_gold=False)
+    if adaptive is None or k_max is not None:  # fixed k, or adaptive (re)started from k-min
+        slots.exclude(needed=batch.overlap, priority=0.0).update(needed=Greatest(batch.overlap, F("taken")), priority=0.0)
+    # a plain reopen of an adaptive batch keeps what its rounds asked for
     return batch, created
 
 

@@ -172,6 +172,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "aggregation.tasks.aggregate_due_batches",
         "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
     },
+    # adaptive overlap: refresh every unsettled adaptive batch whose per-judgment request was lost
+    "overlap-refresh-due": {
+        "task": "verification.tasks.overlap_refresh_due",
+        "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
+    },
 }
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env("CELERY_VISIBILITY_TIMEOUT", "1800"))}
 CELERY_TASK_SERIALIZER = "json"

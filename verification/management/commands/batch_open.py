@@ -1,3 +1,4 @@
+from verification.models import AdaptiveOverlap
 from verification.services import batch_open
 
 from ._base import JsonCommand
@@ -9,6 +10,8 @@ class Command(JsonCommand):
     def add_arguments(self, parser):
         parser.add_argument("name")
         parser.add_argument("--overlap", type=int, help="judgments needed per item (k)")
+        parser.add_argument("--k-min", type=int, help="adaptive overlap: judgments every item gets first")
+        parser.add_argument("--k-max", type=int, help="adaptive overlap: at most this many, while the model is unsure")
         parser.add_argument("--pool", action="append", default=[], help="a pool to open it to (repeatable)")
         parser.add_argument("--lease-minutes", type=int)
         parser.add_argument("--gold-rate", type=float, help="share of gold items mixed into queues (0–1)")
@@ -16,13 +19,16 @@ class Command(JsonCommand):
 
     def run(self, **o):
         batch, created = batch_open(
-            name=o["name"], overlap=o["overlap"], pools=o["pool"], lease_minutes=o["lease_minutes"], gold_rate=o["gold_rate"]
+            name=o["name"], overlap=o["overlap"], pools=o["pool"], lease_minutes=o["lease_minutes"], gold_rate=o["gold_rate"],
+            k_min=o["k_min"], k_max=o["k_max"],
         )
+        adaptive = AdaptiveOverlap.objects.filter(batch=batch).first()
         result = {
             "batch": batch.name,
             "created": created,
             "status": batch.status,
             "overlap": batch.overlap,
+            "adaptive_overlap": None if adaptive is None else adaptive.policy,
             "lease_minutes": batch.lease_minutes,
             "gold_rate": batch.gold_rate,
             "pools": sorted(batch.pools.values_list("name", flat=True)),
@@ -31,4 +37,6 @@ class Command(JsonCommand):
         return result
 
     def summary(self, report):
-        yield f"batch {report['batch']} open to {', '.join(report['pools']) or 'no pool'}: k={report['overlap']}, {report['items']} items"
+        policy = report["adaptive_overlap"]
+        k = f"k={policy['k_min']}..{policy['k_max']} (adaptive)" if policy else f"k={report['overlap']}"
+        yield f"batch {report['batch']} open to {', '.join(report['pools']) or 'no pool'}: {k}, {report['items']} items"
