@@ -16,7 +16,7 @@ from aggregation.models import AggregationRun, ItemResult, RunStatus, WorkerResu
 from annotation.models import Batch, Item, Task
 from releases.selectors import pairs_q
 from releases.selectors import current_batch_results, current_batch_runs, current_item_results, retention_counts
-from verification.models import Claim, ClaimStatus, Judgment, Label
+from verification.models import AdaptiveOverlap, Claim, ClaimStatus, Judgment, Label, QueueSlot
 
 
 class Median(Aggregate):
@@ -163,6 +163,37 @@ def progress_by_batch(*, window_days: int = 7) -> dict:
         if _eta(needed - overall.done, overall_rate) is not None
         else None,
     }
+
+
+def adaptive_overlap_by_batch() -> list[dict]:
+    """Per adaptive batch: judgments spent against what fixed k-max would cost, and the items
+    still undecided (all of them before the first refresh, then those the last one asked more of). 3 queries."""
+    batches = list(AdaptiveOverlap.objects.select_related("batch").order_by("batch__name"))
+    ids = [a.batch_id for a in batches]
+    spent = dict(
+        Judgment.objects.filter(batch_id__in=ids, item__is_gold=False).values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n")
+    )
+    items = dict(
+        QueueSlot.objects.filter(batch_id__in=ids, is_gold=False).values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n")
+    )
+    rows = []
+    for a in batches:
+        n_items, n_spent = items.get(a.batch_id, 0), spent.get(a.batch_id, 0)
+        cost = n_items * a.k_max
+        rows.append({
+            "batch": a.batch.name,
+            "k_min": a.k_min,
+            "k_max": a.k_max,
+            "items": n_items,
+            "judgments": n_spent,
+            "fixed_k_max_judgments": cost,
+            "share_of_fixed": _ratio(n_spent, cost),
+            "undecided": 0 if a.settled else (a.undecided if a.rounds else n_items),
+            "rounds": a.rounds,
+            "settled": a.settled,
+            "max_risk": a.policy.get("max_risk"),
+        })
+    return rows
 
 
 def throughput_by_day(*, days: int = 30) -> list[dict]:

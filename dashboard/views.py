@@ -32,7 +32,11 @@ def staff_required(view):
 
 def section_context(name: str) -> dict:
     if name == "progress":
-        return {"progress": selectors.progress_by_batch(), "throughput": selectors.throughput_by_day()}
+        return {
+            "progress": selectors.progress_by_batch(),
+            "throughput": selectors.throughput_by_day(),
+            "adaptive": selectors.adaptive_overlap_by_batch(),
+        }
     if name == "agreement":
         return {"agreement": selectors.agreement_overview()}
     if name == "retention":

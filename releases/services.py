@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import User
+from verification.selectors import overlap_allocation
 
 from . import export, selectors
 from .models import VERSION_PATTERN, Release, ReleaseStatus
@@ -159,6 +160,8 @@ def _write_release(*, release: Release, directory: Path) -> dict:
             }
             for br in batch_results
         ],
+        # how each batch's judgments were allocated: fixed k or adaptive overlap (its policy)
+        "overlap": overlap_allocation(batch_ids=[br.batch_id for br in batch_results]),
         "aggregation": {
             "retention_threshold": settings.DIALTOM_RETENTION_THRESHOLD,
             "runs": [

@@ -171,3 +171,20 @@ def gold_accuracy(*, batch: Batch | None = None) -> list[dict]:
         for r in rows
     ]
 
+
+
+def overlap_allocation(*, batch_ids) -> list[dict]:
+    """How each batch's judgments were allocated, for release manifests: fixed k, or the
+    adaptive policy recorded when the batch was opened and the rounds it took."""
+    from .models import AdaptiveOverlap
+
+    adaptive = {a.batch_id: a for a in AdaptiveOverlap.objects.filter(batch_id__in=list(batch_ids))}
+    rows = []
+    for batch in Batch.objects.filter(pk__in=list(batch_ids)).order_by("name"):
+        a = adaptive.get(batch.pk)
+        if a is None:
+            rows.append({"batch": batch.name, "mode": "fixed", "k": batch.overlap})
+        else:
+            rows.append({"batch": batch.name, "mode": "adaptive", "k_min": a.k_min, "k_max": a.k_max,
+                         "rounds": a.rounds, "settled": a.settled, "policy": a.policy})
+    return rows

@@ -107,3 +107,31 @@ def test_crowd_worker_stats(world, django_assert_num_queries):
     assert crowd["crowd-1"] == {"username": "crowd-1", "written": 1, "sent_back": 0}
     assert crowd["crowd-2"] == {"username": "crowd-2", "written": 1, "sent_back": 1}
     assert crowd["crowd-3"] == {"username": "crowd-3", "written": 0, "sent_back": 0}
+
+
+def test_adaptive_overlap_spent_vs_fixed_k_max_and_undecided(world, client, staff, django_assert_num_queries):
+    # Given batch-b opened adaptive 2..4 (two items, one judgment so far, no refresh yet)
+    from django.urls import reverse
+
+    from verification.models import AdaptiveOverlap, QueueSlot
+    from verification.services import batch_queue_sync
+
+    batch_queue_sync(batch=world.batch_b)
+    adaptive = AdaptiveOverlap.objects.create(batch=world.batch_b, k_min=2, k_max=4, policy={"max_risk": 0.03})
+    with django_assert_num_queries(3):
+        [row] = selectors.adaptive_overlap_by_batch()
+    assert (row["batch"], row["items"], row["judgments"], row["fixed_k_max_judgments"]) == ("batch-b", 2, 1, 8)
+    assert row["share_of_fixed"] == 1 / 8 and row["undecided"] == 2 and not row["settled"]
+
+    # When a refresh has asked one more judgment of one item, then when the batch settles
+    AdaptiveOverlap.objects.filter(pk=adaptive.pk).update(rounds=1, undecided=1)
+    assert selectors.adaptive_overlap_by_batch()[0]["undecided"] == 1
+    AdaptiveOverlap.objects.filter(pk=adaptive.pk).update(rounds=2, undecided=0, settled=True)
+    assert selectors.adaptive_overlap_by_batch()[0]["undecided"] == 0
+    assert QueueSlot.objects.filter(batch=world.batch_b).count() == 2
+
+    # Then the dashboard's progress section shows it
+    client.force_login(staff)
+    html = client.get(reverse("dashboard:fragment", args=["progress"])).content.decode()
+    assert 'id="adaptive-table"' in html and '<td class="spent">1</td><td class="cost">8</td>' in html
+    assert "0 (settled)" in html

@@ -208,3 +208,17 @@ def test_make_release_async_queues_the_build(world, capsys, django_capture_on_co
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["version"] == "v1" and result["status"] == "pending" and result["files"] == {}
     assert len(callbacks) == 1
+
+
+def test_manifest_says_how_each_batch_was_allocated(world, release_root):
+    from verification.models import AdaptiveOverlap
+
+    AdaptiveOverlap.objects.create(batch=world.batch_a, k_min=2, k_max=5, policy={"k_min": 2, "k_max": 5, "max_risk": 0.03},
+                                   rounds=3, settled=True)
+    manifest = build().manifest
+    assert manifest["overlap"] == [
+        {"batch": "batch-a", "mode": "adaptive", "k_min": 2, "k_max": 5, "rounds": 3, "settled": True,
+         "policy": {"k_min": 2, "k_max": 5, "max_risk": 0.03}},
+    ]
+    world.batch_a.adaptive_overlap.delete()
+    assert build("v2").manifest["overlap"] == [{"batch": "batch-a", "mode": "fixed", "k": 3}]
