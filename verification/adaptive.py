@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from accounts.models import User
 from aggregation.overlap import OverlapPolicy, batch_round, policy_from_settings
 from annotation.models import Batch, Item
 
@@ -100,9 +101,11 @@ def batch_overlap_refresh(*, batch_id: int) -> dict:
         decisions = batch_round(frame, items=items, answers=answers, tasks=tasks, policy=policy)
         pk_of = dict(Item.objects.filter(batch_id=batch_id, is_gold=False).values_list("item_id", "pk"))
         by_pk = {pk_of[item]: decision for item, decision in decisions.items()}
+        # an item every verifier of the batch's pools has judged cannot get another one
+        pool_size = User.objects.filter(pools__batches=batch_id).distinct().count()
         asked = 0
         for pk in sorted(pk for pk, decision in by_pk.items() if decision.more):  # fixed lock order
-            asked += QueueSlot.objects.filter(pk=pk, needed__lt=policy.k_max).update(
+            asked += QueueSlot.objects.filter(pk=pk, needed__lt=policy.k_max, taken__lt=pool_size).update(
                 needed=F("needed") + 1, priority=by_pk[pk].priority
             )
         adaptive.rounds += 1

@@ -51,6 +51,35 @@ def test_batch_open_records_the_policy_and_fixed_k_stays_the_default(settings):
 
 
 @pytest.mark.django_db
+def test_command_and_api_open_an_adaptive_batch(verifier):
+    import json
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from tests.factories import StaffFactory, api_for
+
+    batch = open_batch(overlap=3, n_items=2, verifiers=[verifier])
+    out = StringIO()
+    call_command("batch_open", batch.name, "--k-min", "2", "--k-max", "5", "--json", stdout=out)
+    lines = out.getvalue().strip().splitlines()
+    assert lines[0].endswith("k=2..5 (adaptive), 2 items")
+    report = json.loads(lines[-1])
+    assert report["overlap"] == 2 and report["adaptive_overlap"]["k_max"] == 5
+    with pytest.raises(CommandError, match="k_max: k_max must be at least k_min"):
+        call_command("batch_open", batch.name, "--k-min", "4", "--k-max", "3")
+
+    staff = api_for(StaffFactory())
+    url = f"/api/v1/batches/{batch.name}/status/"
+    body = staff.post(url, {"status": "open", "k_min": 2, "k_max": 4}, format="json").json()
+    assert body["overlap"] == 2 and body["adaptive_overlap"]["k_min"] == 2 and body["adaptive_overlap"]["k_max"] == 4
+    r = staff.post(url, {"status": "open", "k_min": 3}, format="json")
+    assert r.status_code == 400 and "k_min and k_max go together" in r.content.decode()
+    body = staff.post(url, {"status": "open", "overlap": 3}, format="json").json()
+    assert body["overlap"] == 3 and body["adaptive_overlap"] is None
+
+
+@pytest.mark.django_db
 def test_refresh_waits_for_a_settled_batch_then_asks_more_where_unsure_and_serves_it_first():
     people = verifiers(4)
     batch = open_batch(overlap=2, n_items=6, verifiers=people)
