@@ -198,6 +198,9 @@ class Item(models.Model):
     profile = models.JSONField(default=dict, blank=True, help_text="mental-state profile (prospective items)")
     batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="items", null=True, blank=True)
     is_gold = models.BooleanField(default=False, help_text="an attention check with a known answer")
+    retained_by_authors = models.BooleanField(
+        default=False, help_text="in the DialToM authors' verified release (their own verification kept it)"
+    )
     parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="derived")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

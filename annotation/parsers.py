@@ -198,24 +198,81 @@ ESCONV_SPEAKERS = {"supporter": INITIATOR, "seeker": RECIPIENT}
 ESCONV_SESSION_FIELDS = ("experience_type", "emotion_type", "problem_type", "situation", "survey_score")
 
 
-def _check_storable(path, line: int, record) -> None:
-    """Refuse strings PostgreSQL cannot store (NUL) or UTF-8 cannot encode (lone surrogates)."""
-    dumped = json.dumps(record, ensure_ascii=False)
-    if "\\u0000" in dumped:
-        raise InputError(path, line, "text", "contains a NUL character (\\u0000)")
+def _is_lone_surrogate(text: str) -> bool:
     try:
-        dumped.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        raise InputError(path, line, "text", "contains a lone surrogate (an invalid \\ud800-\\udfff escape)") from None
+        return True
+    return False
+
+
+def string_fields(value, path: str = ""):
+    """`(field path, string)` of every string in a JSON value: `options.Belief.A`, `ctx[3]`.
+
+    Keys are visited too (a key is a string the database may have to store)."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            sub = f"{path}.{key}" if path else str(key)
+            yield sub, key
+            yield from string_fields(item, sub)
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            yield from string_fields(item, f"{path}[{n}]")
+
+
+def _check_storable(path, line: int, record) -> None:
+    """Refuse strings PostgreSQL cannot store (NUL) or UTF-8 cannot encode (lone surrogates),
+    naming the field they are in."""
+    for field_path, text in string_fields(record):
+        if "\x00" in text:
+            raise InputError(path, line, field_path or "record", "contains a NUL character (\\u0000)")
+        if _is_lone_surrogate(text):
+            raise InputError(path, line, field_path or "record",
+                             "contains a lone surrogate (an invalid \\ud800-\\udfff escape)")
+
+
+def remove_nul(value):
+    """`(value without NUL characters, [field paths where one was removed])`: PostgreSQL
+    cannot store NUL in text; the readers of the authors' files drop it and say where."""
+    found: list[str] = []
+
+    def clean(node, path):
+        if isinstance(node, str):
+            if "\x00" in node:
+                found.append(path or "record")
+                return node.replace("\x00", "")
+            return node
+        if isinstance(node, dict):
+            return {clean(k, f"{path}.{k}" if path else str(k)): clean(v, f"{path}.{k}" if path else str(k))
+                    for k, v in node.items()}
+        if isinstance(node, list):
+            return [clean(v, f"{path}[{n}]") for n, v in enumerate(node)]
+        return node
+
+    cleaned = clean(value, "")
+    return cleaned, list(dict.fromkeys(found))
+
+
+def lone_surrogate_field(value) -> str | None:
+    """The first field holding a lone surrogate (UTF-8 cannot encode it), or None."""
+    for field_path, text in string_fields(value):
+        if _is_lone_surrogate(text):
+            return field_path or "record"
+    return None
 
 
 def _json_error(path, text: str, exc: json.JSONDecodeError) -> InputError:
     return InputError(path, exc.lineno, "json", f"invalid JSON ({exc.msg}, column {exc.colno})")
 
 
-def iter_json_list(path: str | Path, *, encoding: str = "utf-8") -> Iterator[tuple[int, object]]:
-    """The elements of a file holding one JSON list, each with the line it starts on."""
-    text = read_text(path, encoding=encoding)
+def iter_json_list(path: str | Path, *, encoding: str = "utf-8", check_storable: bool = True,
+                   text: str | None = None) -> Iterator[tuple[int, object]]:
+    """The elements of a file holding one JSON list, each with the line it starts on.
+
+    `check_storable=False` leaves NUL characters and lone surrogates to the caller."""
+    text = read_text(path, encoding=encoding) if text is None else text
     decoder = json.JSONDecoder()
     ws = re.compile(r"[ \t\n\r]*")
     pos = ws.match(text, 0).end()
@@ -234,7 +291,7 @@ def iter_json_list(path: str | Path, *, encoding: str = "utf-8") -> Iterator[tup
             raise _json_error(path, text, exc) from None
         except RecursionError:
             raise InputError(path, line, "json", "nested too deeply") from None
-        if "\\u" in text[pos:end]:
+        if check_storable and "\\u" in text[pos:end]:
             _check_storable(path, line, value)
         yield line, value
         pos = ws.match(text, end).end()
@@ -246,6 +303,48 @@ def iter_json_list(path: str | Path, *, encoding: str = "utf-8") -> Iterator[tup
                 raise InputError(path, text.count("\n", 0, pos) + 1, "json", "extra data after the list")
             return
         raise InputError(path, text.count("\n", 0, pos) + 1, "json", "invalid JSON (expected ',' or ']')")
+
+
+def iter_json_object(path: str | Path, *, encoding: str = "utf-8",
+                     text: str | None = None) -> Iterator[tuple[int, str, object]]:
+    """`(line, key, value)` of a file holding one JSON object, in file order, each with the
+    line its key is on. A key given twice is yielded twice (the caller decides). NUL
+    characters and lone surrogates are left to the caller."""
+    text = read_text(path, encoding=encoding) if text is None else text
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+    pos = ws.match(text, 0).end()
+    if pos >= len(text) or text[pos] != "{":
+        raise InputError(path, text.count("\n", 0, pos) + 1, "json", "expected a JSON object of records")
+    pos = ws.match(text, pos + 1).end()
+    line, counted = 1, 0
+    if pos < len(text) and text[pos] == "}":
+        return
+    while True:
+        line += text.count("\n", counted, pos)
+        counted = pos
+        if pos >= len(text) or text[pos] != '"':
+            raise InputError(path, line, "json", "invalid JSON (expected a key in double quotes)")
+        try:
+            key, end = decoder.raw_decode(text, pos)
+            colon = ws.match(text, end).end()
+            if colon >= len(text) or text[colon] != ":":
+                raise InputError(path, line, "json", "invalid JSON (expected ':' after the key)")
+            value, end = decoder.raw_decode(text, ws.match(text, colon + 1).end())
+        except json.JSONDecodeError as exc:
+            raise _json_error(path, text, exc) from None
+        except RecursionError:
+            raise InputError(path, line, "json", "nested too deeply") from None
+        yield line, key, value
+        pos = ws.match(text, end).end()
+        if pos < len(text) and text[pos] == ",":
+            pos = ws.match(text, pos + 1).end()
+            continue
+        if pos < len(text) and text[pos] == "}":
+            if text[ws.match(text, pos + 1).end():]:
+                raise InputError(path, text.count("\n", 0, pos) + 1, "json", "extra data after the object")
+            return
+        raise InputError(path, text.count("\n", 0, pos) + 1, "json", "invalid JSON (expected ',' or '}')")
 
 
 def parse_esconv(path: str | Path, *, encoding: str = "utf-8") -> list[ParsedSession]:

@@ -8,7 +8,6 @@ a CommandError. Each returns a JSON-serialisable report of what it did.
 from __future__ import annotations
 
 import itertools
-import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -18,7 +17,7 @@ from typing import TextIO
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from . import selectors
+from . import dialtom, selectors
 from .models import (
     ATTRIBUTE_CODES,
     DOMAINS,
@@ -35,7 +34,7 @@ from .models import (
     Turn,
     Variant,
 )
-from .parsers import CORPUS_PARSERS, InputError, count_words, iter_json_list, iter_jsonl
+from .parsers import CORPUS_PARSERS, InputError, count_words, iter_jsonl
 from .segmentation import segment_windows
 from .bulk import bulk_insert
 
@@ -249,6 +248,8 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
             r.fail("window_index", "missing")
         if isinstance(window_index, bool) or not isinstance(window_index, int) or window_index < 0:
             r.fail("window_index", "must be an integer >= 0")
+        if window_index > dialtom.MAX_INT:
+            r.fail("window_index", f"out of range (at most {dialtom.MAX_INT})")
         turns = r.data.get("turns")
         if turns is None:
             r.fail("turns", "missing")
@@ -453,206 +454,305 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
     }
 
 
-# --- the DialToM authors' release ------------------------------------------------------
+# --- the DialToM authors' files --------------------------------------------------------
 
-RELEASE_FILE = re.compile(r"^(MI|ESC|PFG)_(retrospective|prospective|prospective-easy)_verified(?:\.sample)?\.json$")
-RELEASE_DOMAINS = {"MI": "mi", "ESC": "esc", "PFG": "pfg"}
-STATE_ATTRIBUTES = {
-    "belief": "belief", "beliefs": "belief", "desire": "desire", "desires": "desire",
-    "intention": "intention", "intentions": "intention", "emotion": "emotion", "emotions": "emotion",
-    "knowledge": "knowledge", "trust": "trust",
-}
-ROLE_ALIASES = {"mi": {"therapist": Speaker.INITIATOR}}
-RELEASE_ID = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*$")
-PROSPECTIVE_QUESTION = "Which continuation is most consistent with this mental-state profile?"
+def _kind(item) -> str:
+    task, variant = (item["task"], item["variant"]) if isinstance(item, dict) else item
+    if task == Task.RETROSPECTIVE:
+        return "retrospective"
+    return {Variant.EASY: "easy", Variant.COUNTERFACTUAL: "counterfactual"}.get(variant, "prospective")
 
 
-def release_files(directory: Path) -> list[tuple[Path, str, str]]:
-    """`(path, domain, kind)` of the release files in a directory, in a fixed order."""
-    kinds = ["retrospective", "prospective", "prospective-easy"]
-    found = []
-    for path in sorted(Path(directory).iterdir()):
-        match = RELEASE_FILE.match(path.name)
-        if match:
-            found.append((path, RELEASE_DOMAINS[match.group(1)], match.group(2)))
-    return sorted(found, key=lambda f: (f[1], kinds.index(f[2]), f[0].name))
+KINDS = ("retrospective", "prospective", "easy", "counterfactual")
 
 
-def _release_item(path: Path, line: int, record, *, domain: Domain, kind: str, seed: int) -> tuple[dict, dict]:
-    """One release record -> (context fields, item fields), validated."""
-    r = _Record(path, line, record if isinstance(record, dict) else {})
-    if not isinstance(record, dict):
-        r.fail("record", "must be a JSON object")
-    match = RELEASE_ID.match(str(record.get("id", "")))
-    if not match:
-        r.fail("id", f"expected \"session, window\" like \"5, 2\" (got {record.get('id')!r})")
-    session_key = f"{domain.code}-s{int(match.group(1)):04d}"
-    window_index = int(match.group(2))
-    context_id = f"{session_key}-w{window_index:02d}"
-    roles = {domain.initiator_role.lower(): Speaker.INITIATOR, domain.recipient_role.lower(): Speaker.RECIPIENT,
-             **ROLE_ALIASES.get(domain.code, {})}
-    ctx = record.get("ctx")
-    if not isinstance(ctx, list) or not ctx:
-        r.fail("ctx", "missing or not a non-empty list")
-    turns = []
-    for n, entry in enumerate(ctx):
-        role, sep, text = entry.partition(":") if isinstance(entry, str) else ("", "", "")
-        if not sep or role.strip().lower() not in roles or not text.strip():
-            r.fail(f"ctx[{n}]", f"expected \"role: text\" with role {domain.initiator_role} or {domain.recipient_role} "
-                                f"(got {str(entry)[:60]!r})")
-        turns.append({"speaker": roles[role.strip().lower()], "text": text.strip(), "source_role": role.strip()})
+class _Seen:
+    """What the first pass learnt about one context or item id: its versions and where."""
 
-    options, correct = record.get("options"), record.get("correct_option")
-    if not isinstance(options, dict) or not options:
-        r.fail("options", "missing or not an object of state -> {A..D: text}")
-    if not isinstance(correct, dict) or not correct:
-        r.fail("correct_option", "missing or not an object of state -> letter")
-    state = record.get("state")
-    attribute = STATE_ATTRIBUTES.get(str(state).lower())
-    if attribute is None:
-        r.fail("state", f"unknown state {state!r} (expected Belief, Desires, Intentions, Emotions, Knowledge, Trust)")
-    meta = {"source": "dialtom-release", "file": path.name, "release_id": record["id"], "state": state,
-            **{k: record[k] for k in ("topic", "task_desc") if k in record}}
+    __slots__ = ("digest", "places", "conflict", "batch", "in_release", "release", "field", "kind", "context_id", "slot")
 
-    if kind == "retrospective":
-        state_options = options.get(state)
-        if not isinstance(state_options, dict) or any(
-                not isinstance(state_options.get(letter), str) or not state_options[letter].strip()
-                for letter in OPTION_LETTERS):
-            r.fail(f"options.{state}", "needs four non-empty options A, B, C, D")
-        answer = correct.get(state)
-        if answer not in OPTION_LETTERS:
-            r.fail(f"correct_option.{state}", f"unknown letter {answer!r} (expected A, B, C or D)")
-        item = {"item_id": f"{context_id}-{attribute}", "task": Task.RETROSPECTIVE, "attribute": attribute,
-                "variant": Variant.HARD, "target_speaker": Speaker.RECIPIENT,
-                "question": f"Which statement best describes the {domain.recipient_role}'s {attribute} "
-                            "at this point of the conversation?",
-                "options": [state_options[letter] for letter in OPTION_LETTERS], "answer": answer,
-                "profile": {}, "metadata": meta}
-    else:
-        action, distractors = record.get("correct_action"), record.get("distractors")
-        if not isinstance(action, str) or not action.strip():
-            r.fail("correct_action", "missing or empty")
-        if not isinstance(distractors, list) or len(distractors) != 3:
-            r.fail("distractors", f"expected exactly 3 distractors, got {len(distractors) if isinstance(distractors, list) else distractors!r}")
-        candidates = [action, *distractors]
-        if any(not isinstance(c, str) or not c.strip() for c in candidates) or len({c.strip() for c in candidates}) != 4:
-            r.fail("distractors", "distractors must be non-empty and differ from each other and from correct_action")
-        profile = {}
-        for state_name, letter in correct.items():
-            attr = STATE_ATTRIBUTES.get(str(state_name).lower())
-            text = options.get(state_name, {}).get(letter) if isinstance(options.get(state_name), dict) else None
-            if attr and isinstance(text, str) and text.strip():
-                profile[attr] = text
-        if not profile:
-            r.fail("correct_option", "no state has a correct option to build the profile from")
-        variant = Variant.EASY if kind == "prospective-easy" else Variant.HARD
-        item_id = f"{context_id}-prospective-{attribute}" + ("-easy" if variant == Variant.EASY else "")
-        order = list(range(4))
-        random.Random(f"{seed}:{item_id}").shuffle(order)  # seeded per item: independent of file order
-        item = {"item_id": item_id, "task": Task.PROSPECTIVE, "attribute": attribute, "variant": variant,
-                "target_speaker": Speaker.RECIPIENT, "question": PROSPECTIVE_QUESTION,
-                "options": [candidates[i] for i in order], "answer": OPTION_LETTERS[order.index(0)],
-                "profile": profile, "metadata": meta}
-    context = {"context_id": context_id, "session_key": session_key, "window_index": window_index, "turns": turns,
-               "metadata": {"source": "dialtom-release", "release_id": record["id"],
-                            **({"topic": record["topic"]} if "topic" in record else {})}}
-    return context, item
+    def __init__(self, digest: bytes, place: tuple, **extra):
+        self.digest, self.places, self.conflict = digest, [place], None
+        self.batch = self.release = self.field = self.kind = self.context_id = self.slot = None
+        self.in_release = False
+        for key, value in extra.items():
+            setattr(self, key, value)
 
 
-_ITEM_COMPARED = ("task", "attribute", "variant", "options", "answer", "profile")
+def _place(parsed) -> tuple:
+    return (parsed.file.path.name, parsed.line, parsed.key)
+
+
+def _where(place: tuple) -> str:
+    return f"{place[0]}:{place[1]} ({place[2]!r})"
+
+
+def _chunks_of(values, size: int = 5000):
+    values = list(values)
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
 
 
 @transaction.atomic
-def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str | None = None) -> dict:
-    """Import the DialToM authors' release files of a directory (spec section 2b).
+def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str | None = None,
+                   strict: bool = False) -> dict:
+    """Import every file of the DialToM authors in a directory (docs/data.md): the unverified
+    pool, the verified release and the counterfactuals, whatever mix it holds.
 
+    One item per (context, task, attribute, variant), whichever files give it: an item in
+    the pool and in the release is one item, marked `retained_by_authors`. A part that
+    cannot be a valid item (two equal options, continuations missing for a state, a key
+    given twice with different content, already in the database with other content, ...)
+    is skipped and listed in the report's `skipped` (file, line, key, field, reason);
+    `strict=True` refuses the import instead, writing nothing. NUL characters are removed
+    and listed in `warnings`. A file none of whose records is valid is refused.
+
+    Two passes over the files keep memory flat: the first fingerprints every context and
+    item (no text kept), the second re-reads each file and streams what is new into the
+    database (COPY), in this one transaction. Idempotent: a second run creates nothing.
     Context ids come from the record id "session, window": "5, 2" in MI -> `mi-s0005-w02`.
-    Items go to one batch per file (`dialtom-mi-retrospective`, ...) unless `batch` is
-    given. Idempotent: contexts and items already there with the same content are skipped;
-    the same id with other content is an error.
+    Items go to one batch per file (pool items to their pool file's, `dialtom-mi-data-0-50`;
+    release-only items to `dialtom-mi-retrospective`, ...) unless `batch` is given.
     """
     domains_ensure()
     seed = settings.DIALTOM_SEED if seed is None else seed
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(directory, "-", "directory", "not a directory")
-    files = release_files(directory)
+    files = dialtom.source_files(directory)
     if not files:
-        raise InputError(directory, "-", "files", "no release files named {MI,ESC,PFG}_{retrospective,prospective,"
-                                                  "prospective-easy}_verified.json here")
+        raise InputError(directory, "-", "files", "no DialToM files here ({MI,ESC,PFG}_data_{start}_{count}.json, "
+                                                  "{MI,ESC,PFG}_{retrospective,prospective,prospective-easy}"
+                                                  "_verified.json, {MI,ESC,PFG}_counterfact.json)")
     domains = {d.code: d for d in Domain.objects.all()}
-    contexts: dict[str, tuple[dict, tuple]] = {}
-    items: dict[str, tuple[dict, tuple]] = {}
-    for path, domain_code, kind in files:
-        for line, record in iter_json_list(path):
-            context, item = _release_item(path, line, record, domain=domains[domain_code], kind=kind, seed=seed)
-            context["domain"] = domain_code
-            item["context_id"] = context["context_id"]
-            item["batch"] = batch or f"dialtom-{domain_code}-{kind}"
-            where = (path, line)
+    skipped: list[dialtom.Problem] = []
+    warnings: list[dialtom.Problem] = []
+    contexts: dict[str, _Seen] = {}
+    items: dict[str, _Seen] = {}
+    counterfactuals: dict[str, tuple[dict, tuple]] = {}
+
+    # Pass 1: fingerprints, problems of single records, ids given twice.
+    for file in files:
+        n_records = n_valid = 0
+        first_problem = None
+        for parsed in dialtom.read(file, domain=domains[file.domain], seed=seed):
+            n_records += 1
+            warnings.extend(parsed.warnings)
+            skipped.extend(parsed.skipped)
+            first_problem = first_problem or (parsed.skipped[0] if parsed.skipped else None)
+            place = _place(parsed)
+            if parsed.counterfactual is not None:
+                n_valid += 1
+                cf = parsed.counterfactual
+                item_id = f"{cf['parent_id']}-counterfactual"
+                before = counterfactuals.get(item_id)
+                if before is None:
+                    counterfactuals[item_id] = (cf, place)
+                elif before[0]["profile"] != cf["profile"]:
+                    counterfactuals[item_id] = ({**before[0], "conflict": place}, before[1])
+                continue
+            if parsed.context is None:
+                continue
+            n_valid += 1
+            context = parsed.context
             seen = contexts.get(context["context_id"])
-            if seen and seen[0]["turns"] != context["turns"]:
-                raise InputError(path, line, "ctx", f"context {context['context_id']} has other turns in "
-                                                    f"{seen[1][0].name}:{seen[1][1]}")
-            contexts.setdefault(context["context_id"], (context, where))
-            seen = items.get(item["item_id"])
-            if seen and any(seen[0][k] != item[k] for k in _ITEM_COMPARED):
-                raise InputError(path, line, "id", f"item {item['item_id']} is also in {seen[1][0].name}:{seen[1][1]} "
-                                                   "with other options or answer")
-            items.setdefault(item["item_id"], (item, where))
+            context_digest = dialtom.context_digest(context["turns"])
+            if seen is None:
+                contexts[context["context_id"]] = _Seen(context_digest, place)
+            else:
+                seen.places.append(place)
+                if seen.digest != context_digest and seen.conflict is None:
+                    seen.conflict = f"other turns in {_where(seen.places[0])}"
+            for item in parsed.items:
+                item_digest = dialtom.item_digest(item)
+                seen = items.get(item["item_id"])
+                in_release = "release" in item
+                if seen is None:
+                    seen = items[item["item_id"]] = _Seen(
+                        item_digest, place, batch=batch or file.batch, field=item["field"], kind=_kind(item),
+                        context_id=context["context_id"], slot=(item["task"], item["attribute"], item["variant"]))
+                else:
+                    seen.places.append(place)
+                    if seen.digest != item_digest and seen.conflict is None:
+                        seen.conflict = f"other content in {_where(seen.places[0])}"
+                if in_release:
+                    seen.in_release, seen.release = True, item["release"]
+        if n_records and not n_valid:
+            raise InputError(file.path, first_problem.line, first_problem.field,
+                             f"{first_problem.reason} (no record of this file is valid)")
 
-    existing_contexts = {c.context_id: c for c in Context.objects.filter(context_id__in=list(contexts))}
-    for context_id, (context, (path, line)) in contexts.items():
-        before = existing_contexts.get(context_id)
-        if before is not None and [(t.get("speaker"), t.get("text")) for t in before.turns] != [
-                (t["speaker"], t["text"]) for t in context["turns"]]:
-            raise InputError(path, line, "ctx", f"context {context_id} is already in the database with other turns")
-    new_contexts = Context.objects.bulk_create([
-        Context(context_id=c["context_id"], domain_id=c["domain"], session_key=c["session_key"],
-                window_index=c["window_index"], turns=c["turns"],
-                n_words=sum(count_words(t["text"]) for t in c["turns"]), metadata=c["metadata"])
-        for context_id, (c, _) in contexts.items() if context_id not in existing_contexts
-    ])
-    context_pks = {c.context_id: c.pk for c in [*existing_contexts.values(), *new_contexts]}
+    # What the database holds already.
+    existing_contexts: dict[str, int] = {}
+    for chunk in _chunks_of(contexts):
+        for context_id, pk, turns in Context.objects.filter(context_id__in=chunk).order_by().values_list(
+                "context_id", "pk", "turns"):
+            existing_contexts[context_id] = pk
+            if dialtom.context_digest(turns) != contexts[context_id].digest:
+                contexts[context_id].conflict = contexts[context_id].conflict or "already in the database with other turns"
+    existing_items: dict[str, bool] = {}  # item_id -> retained_by_authors
+    for chunk in _chunks_of(items):
+        for row in Item.objects.filter(item_id__in=chunk).order_by().values(
+                "item_id", "retained_by_authors", *dialtom.ITEM_COMPARED):
+            existing_items[row["item_id"]] = row["retained_by_authors"]
+            seen = items[row["item_id"]]
+            if dialtom.item_digest(row) != seen.digest:
+                seen.conflict = seen.conflict or "already in the database with other content"
+    slots: dict[tuple, str] = {}
+    for chunk in _chunks_of(existing_contexts.values()):
+        for context_id, task, attribute, variant, item_id in Item.objects.filter(context_id__in=chunk).order_by().values_list(
+                "context__context_id", "task", "attribute", "variant", "item_id"):
+            slots[(context_id, task, attribute, variant)] = item_id
 
-    existing_items = {i.item_id: i for i in Item.objects.filter(item_id__in=list(items))}
-    for item_id, (item, (path, line)) in items.items():
-        before = existing_items.get(item_id)
-        if before is not None and any(getattr(before, k) != item[k] for k in _ITEM_COMPARED):
-            raise InputError(path, line, "id", f"item {item_id} is already in the database with other content")
-    batch_pks = {}
-    for name in sorted({i["batch"] for i, _ in items.values()}):
-        batch_pks[name] = Batch.objects.get_or_create(
-            name=name, defaults={"overlap": settings.DIALTOM_DEFAULT_OVERLAP,
-                                 "lease_minutes": settings.DIALTOM_LEASE_MINUTES})[0].pk
-    new_items = [i for item_id, (i, _) in items.items() if item_id not in existing_items]
-    bulk_insert(Item, [
-        {**{k: i[k] for k in ("item_id", "task", "attribute", "variant", "target_speaker", "question", "options",
-                              "answer", "profile", "metadata")},
-         "context_id": context_pks[i["context_id"]], "batch_id": batch_pks[i["batch"]]}
-        for i in new_items
-    ])
+    # Conflicts: every place of a context or item given with two contents (or unlike the
+    # database) is skipped, and so is every item of a skipped context.
+    for context_id, seen in contexts.items():
+        if seen.conflict:
+            skipped.extend(dialtom.Problem(*place, "ctx", f"context {context_id} has {seen.conflict}; "
+                                                         "none of its versions is imported")
+                           for place in seen.places)
+    for item_id, seen in items.items():
+        if contexts[seen.context_id].conflict:
+            seen.conflict = seen.conflict or "its context is skipped"
+            continue
+        if seen.conflict is None and item_id not in existing_items:
+            taken = slots.get((seen.context_id, *seen.slot))
+            if taken:
+                seen.conflict = f"its slot ({seen.kind} {seen.slot[1]}) is taken by item {taken} in the database"
+        if seen.conflict:
+            skipped.extend(dialtom.Problem(*place, seen.field, f"item {item_id}: {seen.conflict}; not imported")
+                           for place in seen.places)
+    for item_id, (cf, place) in counterfactuals.items():
+        if "conflict" in cf:
+            skipped.extend(dialtom.Problem(*p, "profile", f"item {item_id}: other profiles in {_where(place)} and "
+                                                          f"{_where(cf['conflict'])}; not imported")
+                           for p in (place, cf["conflict"]))
+    if strict and skipped:
+        first = skipped[0]
+        raise InputError(first.file, first.line, first.field,
+                         first.reason + (f" (and {len(skipped) - 1} more problem(s))" if len(skipped) > 1 else ""))
 
-    def kind_of(item: dict) -> str:
-        if item["task"] == Task.RETROSPECTIVE:
-            return "retrospective"
-        return {Variant.EASY: "easy", Variant.COUNTERFACTUAL: "counterfactual"}.get(item["variant"], "prospective")
+    # Pass 2: stream what is new into the database, a file at a time.
+    batch_pks: dict[str, int] = {}
 
-    totals = Counter(kind_of(i) for i, _ in items.values())
-    created = Counter(kind_of(i) for i in new_items)
+    def batch_pk(name: str) -> int:
+        if name not in batch_pks:
+            batch_pks[name] = Batch.objects.get_or_create(
+                name=name, defaults={"overlap": settings.DIALTOM_DEFAULT_OVERLAP,
+                                     "lease_minutes": settings.DIALTOM_LEASE_MINUTES})[0].pk
+        return batch_pks[name]
+
+    context_pks = dict(existing_contexts)
+    done = {item_id for item_id in existing_items}
+    created: Counter = Counter()
+    for file in files:
+        if file.kind == "counterfact":
+            continue
+        new_contexts: dict[str, dict] = {}
+        new_items: list[dict] = []
+        for parsed in dialtom.read(file, domain=domains[file.domain], seed=seed):
+            context = parsed.context
+            if context is None or contexts[context["context_id"]].conflict:
+                continue
+            if context["context_id"] not in context_pks and context["context_id"] not in new_contexts:
+                new_contexts[context["context_id"]] = {
+                    "context_id": context["context_id"], "domain_id": context["domain"],
+                    "session_key": context["session_key"], "window_index": context["window_index"],
+                    "turns": context["turns"], "n_words": sum(count_words(t["text"]) for t in context["turns"]),
+                    "metadata": {**context["metadata"], "file": file.path.name}}
+            for item in parsed.items:
+                seen = items[item["item_id"]]
+                if seen.conflict or item["item_id"] in done:
+                    continue
+                done.add(item["item_id"])
+                state = item.get("release", {}).get("state") or item["field"].rpartition(".")[2]
+                metadata = {"source": f"dialtom-{file.kind if file.kind == 'pool' else 'release'}",
+                            "file": file.path.name, "key": parsed.key.partition("_")[0], "state": state}
+                if seen.in_release:
+                    metadata["release"] = seen.release
+                new_items.append({
+                    **{k: item[k] for k in ("item_id", "task", "attribute", "variant", "target_speaker", "question",
+                                            "options", "answer", "profile")},
+                    "context_id": context["context_id"], "batch_id": batch_pk(seen.batch),
+                    "retained_by_authors": seen.in_release, "metadata": metadata})
+        for chunk in _chunks_of(new_contexts.values(), CHUNK_SIZE):
+            bulk_insert(Context, chunk)
+        if new_contexts:
+            created["contexts"] += len(new_contexts)
+            for chunk in _chunks_of(new_contexts):
+                context_pks.update(Context.objects.filter(context_id__in=chunk).order_by().values_list("context_id", "pk"))
+        for row in new_items:
+            row["context_id"] = context_pks[row["context_id"]]
+            created[_kind(row)] += 1
+        for chunk in _chunks_of(new_items, CHUNK_SIZE):
+            bulk_insert(Item, chunk)
+
+    # An item already there that the release now holds is marked as retained by the authors.
+    to_mark = [item_id for item_id, retained in existing_items.items()
+               if not retained and items[item_id].in_release and not items[item_id].conflict]
+    for chunk in _chunks_of(to_mark):
+        Item.objects.filter(item_id__in=chunk).update(retained_by_authors=True)
+
+    # Counterfactuals: the prospective item of (context, state), now in the database.
+    counterfactual_ok: list[str] = []
+    wanted = {cf["parent_id"]: item_id for item_id, (cf, _) in counterfactuals.items() if "conflict" not in cf}
+    parents = {row["item_id"]: row for row in Item.objects.filter(
+        item_id__in=list(wanted), task=Task.PROSPECTIVE, variant=Variant.HARD).order_by().values(
+        "pk", "item_id", "task", "attribute", "target_speaker", "question", "options", "context_id", "batch_id")}
+    existing_cf = {row["item_id"]: row for row in Item.objects.filter(item_id__in=list(wanted.values())).order_by().values(
+        "item_id", *dialtom.ITEM_COMPARED)}
+    new_cf = []
+    cf_problems = []
+    for parent_id, item_id in wanted.items():
+        cf, place = counterfactuals[item_id]
+        parent = parents.get(parent_id)
+        if parent is None:
+            cf_problems.append(dialtom.Problem(*place, "key", f"no prospective item {parent_id} (its context and state) "
+                                                              "in this directory or the database; not imported"))
+            continue
+        item = dialtom.counterfactual_item(parent=parent, profile=cf["profile"])
+        before = existing_cf.get(item_id)
+        if before is not None:
+            if dialtom.item_digest(before) != dialtom.item_digest(item):
+                cf_problems.append(dialtom.Problem(*place, "profile", f"item {item_id}: already in the database with "
+                                                                      "other content; not imported"))
+            else:
+                counterfactual_ok.append(item_id)
+            continue
+        counterfactual_ok.append(item_id)
+        file = next(f for f in files if f.path.name == place[0])
+        new_cf.append({**{k: item[k] for k in ("item_id", "task", "attribute", "variant", "target_speaker", "question",
+                                               "options", "answer", "profile")},
+                       "context_id": parent["context_id"], "parent_id": parent["pk"],
+                       "batch_id": batch_pk(batch or file.batch),
+                       "metadata": {"source": "dialtom-counterfact", "file": place[0], "key": place[2]}})
+    if strict and cf_problems:
+        raise cf_problems[0].error()
+    skipped.extend(cf_problems)
+    bulk_insert(Item, new_cf)
+    created["counterfactual"] += len(new_cf)
+
+    # Report.
+    valid = [seen for seen in items.values() if not seen.conflict]
+    totals = Counter(seen.kind for seen in valid)
+    totals["counterfactual"] = len(counterfactual_ok)
     by_domain: dict[str, Counter] = defaultdict(Counter)
-    for i, _ in items.values():
-        by_domain[i["context_id"].split("-", 1)[0]][kind_of(i)] += 1
-    kinds = ("retrospective", "prospective", "easy", "counterfactual")
+    for seen in valid:
+        by_domain[seen.context_id.split("-", 1)[0]][seen.kind] += 1
+    for item_id in counterfactual_ok:
+        by_domain[item_id.split("-", 1)[0]]["counterfactual"] += 1
     return {
         "directory": str(directory),
-        "files": [p.name for p, _, _ in files],
-        **{k: totals[k] for k in kinds},
-        "contexts": len(contexts),
-        "created": {"contexts": len(new_contexts), "items": len(new_items), **{k: created[k] for k in kinds}},
-        "skipped": {"contexts": len(existing_contexts), "items": len(existing_items)},
-        "by_domain": {d: {k: c[k] for k in kinds} for d, c in sorted(by_domain.items())},
+        "files": [f.path.name for f in files],
+        "contexts": sum(1 for seen in contexts.values() if not seen.conflict),
+        **{k: totals[k] for k in KINDS},
+        "references": 0,  # the written inferences: counted once the references importer is called here
+        "retained_by_authors": sum(1 for seen in valid if seen.in_release),
+        "created": {"contexts": created["contexts"], "items": sum(created[k] for k in KINDS),
+                    **{k: created[k] for k in KINDS}, "references": 0, "marked_retained": len(to_mark)},
+        "existing": {"contexts": len(existing_contexts), "items": len(existing_items) + len(existing_cf)},
+        "skipped": [p.as_dict() for p in skipped],
+        "warnings": [p.as_dict() for p in warnings],
+        "by_domain": {d: {k: c[k] for k in KINDS} for d, c in sorted(by_domain.items())},
     }
 
 
