@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -472,11 +473,14 @@ class _Seen:
     __slots__ = ("digest", "places", "conflict", "batch", "in_release", "release", "field", "kind", "context_id", "slot")
 
     def __init__(self, digest: bytes, place: tuple, **extra):
-        self.digest, self.places, self.conflict = digest, [place], None
+        self.digest, self.places, self.conflict = digest, (place,), None  # a tuple: most ids have one place
         self.batch = self.release = self.field = self.kind = self.context_id = self.slot = None
         self.in_release = False
         for key, value in extra.items():
             setattr(self, key, value)
+
+    def add_place(self, place: tuple) -> None:
+        self.places = (*self.places, place)
 
 
 def _place(parsed) -> tuple:
@@ -530,6 +534,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     contexts: dict[str, _Seen] = {}
     items: dict[str, _Seen] = {}
     counterfactuals: dict[str, tuple[dict, tuple]] = {}
+    slots_seen: dict[tuple, tuple] = {}  # one tuple object per (task, attribute, variant)
 
     # Pass 1: fingerprints, problems of single records, ids given twice.
     for file in files:
@@ -560,7 +565,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
             if seen is None:
                 contexts[context["context_id"]] = _Seen(context_digest, place)
             else:
-                seen.places.append(place)
+                seen.add_place(place)
                 if seen.digest != context_digest and seen.conflict is None:
                     seen.conflict = f"other turns in {_where(seen.places[0])}"
             for item in parsed.items:
@@ -568,11 +573,12 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
                 seen = items.get(item["item_id"])
                 in_release = "release" in item
                 if seen is None:
+                    slot = (item["task"], item["attribute"], item["variant"])
                     seen = items[item["item_id"]] = _Seen(
-                        item_digest, place, batch=batch or file.batch, field=item["field"], kind=_kind(item),
-                        context_id=context["context_id"], slot=(item["task"], item["attribute"], item["variant"]))
+                        item_digest, place, batch=batch or file.batch, field=sys.intern(item["field"]),
+                        kind=_kind(item), context_id=context["context_id"], slot=slots_seen.setdefault(slot, slot))
                 else:
-                    seen.places.append(place)
+                    seen.add_place(place)
                     if seen.digest != item_digest and seen.conflict is None:
                         seen.conflict = f"other content in {_where(seen.places[0])}"
                 if in_release:
