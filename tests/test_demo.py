@@ -20,7 +20,7 @@ def test_demo_loads_people_items_judgments_and_an_aggregation(db):
 
     assert {"admin", "verifier", "crowd", "reader"} <= set(summary["people"])
     assert User.objects.get(username="admin").check_password(summary["password"])
-    assert Item.objects.count() == 18
+    assert Item.objects.count() == 30  # the sample release: 6 retrospective, 9 prospective, 6 easy, 9 counterfactual
     assert Judgment.objects.count() == summary["judgments_simulated"] > 0
     run = AggregationRun.objects.get(pk=summary["aggregation_run"])
     assert run.status == RunStatus.SUCCEEDED
