@@ -106,6 +106,8 @@ def _bad(name):
         "prospective without profile": (good + [{k: v for k, v in prosp(0).items() if k != "profile"}],
                                         ":2: profile: missing"),
         "bad batch name": (good + [retro(0, "belief", batch="no spaces allowed")], ":2: batch:"),
+        "NUL in an option": (good + [retro(0, "belief", options=["a", "b\u0000", "c", "d"])],
+                             ":2: options[1]: contains a NUL character"),
         "prospective without attribute": (good + [{k: v for k, v in prosp(0).items() if k != "attribute"}],
                                           ":2: attribute: missing"),
         "same prospective slot in file": (good + [prosp(0), prosp(0, item_id="other-id")],
@@ -118,7 +120,7 @@ def _bad(name):
 BAD_CASES = ["invalid JSON", "not an object", "missing field", "3 options", "5 options", "same options",
              "unknown letter", "NOTA not counterfactual", "unknown attribute", "unknown task", "duplicate id in file",
              "same slot in file", "unknown context", "prospective without profile", "bad batch name",
-             "prospective without attribute", "same prospective slot in file"]
+             "prospective without attribute", "same prospective slot in file", "NUL in an option"]
 
 
 @pytest.mark.parametrize("case", BAD_CASES)
@@ -177,6 +179,8 @@ def test_the_earliest_bad_line_is_named_and_later_chunks_roll_back(tmp_path, con
     (context(2, domain="law"), ":2: domain: unknown value 'law' (expected esc, mi, pfg)"),
     (context(2, turns=[{"speaker": "doctor", "text": "hi"}]), ":2: turns[0].speaker: unknown speaker 'doctor'"),
     (context(2, window_index=-1), ":2: window_index: must be an integer >= 0"),
+    (context(2, window_index=2147483648), ":2: window_index: out of range (at most 2147483647)"),
+    (context(2, turns=[{"speaker": "initiator", "text": "hi\u0000"}]), ":2: turns[0].text: contains a NUL character"),
     (dict(context(2), context_id="mi-s0012-w00"), ":2: context_id: duplicate id 'mi-s0012-w00' (already earlier in this file)"),
     (context(0, context_id="other"), ":2: window_index: window 0 of mi-s0012 is already earlier in this file"),
 ])
