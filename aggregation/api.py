@@ -43,7 +43,7 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = AggregationRun
         fields = [
-            "id", "status", "trigger", "batches", "started_by", "progress", "batches_done", "batches_total",
+            "id", "status", "trigger", "batches", "started_by", "progress", "batches_done", "batches_total", "attempts",
             "created_at", "started_at", "finished_at", "settings", "versions", "counts", "timings", "summary", "error",
         ]
         read_only_fields = fields
@@ -52,16 +52,19 @@ class RunSerializer(serializers.ModelSerializer):
 class RunListCreateView(APIView):
     permission_classes = [IsProjectStaff]
 
-    @extend_schema(request=RunStartSerializer, responses={202: RunSerializer}, summary="Start an aggregation run")
+    @extend_schema(
+        request=RunStartSerializer,
+        responses={202: RunSerializer},
+        summary="Start an aggregation run (status `waiting` while the broker is down: the sweep queues it later)",
+    )
     def post(self, request):
         serializer = RunStartSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         run = services.aggregation_run_create(
             batch_ids=serializer.validated_data["batch_ids"], trigger="api", started_by=request.user
         )
-        run.refresh_from_db()  # dispatch ran on commit: FAILED here means the broker is down
-        code = status.HTTP_503_SERVICE_UNAVAILABLE if run.status == "failed" else status.HTTP_202_ACCEPTED
-        return Response(RunSerializer(run).data, status=code)
+        run.refresh_from_db()  # queued on commit: `pending`, or `waiting` for the broker
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={200: RunSerializer(many=True)}, summary="The latest aggregation runs")
     def get(self, request):

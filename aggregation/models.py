@@ -2,22 +2,25 @@
 from django.conf import settings as django_settings
 from django.db import models
 
+from dialtom_site.jobs import JobFields
+
 
 class RunStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting for the task queue"
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
 
 
-class AggregationRun(models.Model):
+class AggregationRun(JobFields):
     """One aggregation of one or more batches: settings, versions, timings, status.
 
     A run writes its results in one transaction; until it succeeds, the results of the
     previous successful run stay the current ones.
     """
 
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.WAITING, db_index=True)
     batches = models.ManyToManyField("annotation.Batch", related_name="aggregation_runs", blank=True)
     settings = models.JSONField(default=dict, blank=True)
     versions = models.JSONField(default=dict, blank=True)

@@ -25,6 +25,8 @@ from django.utils import timezone
 from accounts.models import User
 from annotation.models import Batch
 
+from dialtom_site import jobs
+
 from . import selectors
 from .agreement import agreement_summary
 from .dawid_skene import fit_batch
@@ -72,7 +74,8 @@ def aggregation_run_create(
     fingerprint: str = "",
     dispatch: bool = True,
 ) -> AggregationRun:
-    """Record a run over `batch_ids`; with `dispatch`, queue its Celery chord once committed."""
+    """Record a run over `batch_ids`; with `dispatch`, queue its Celery chord once committed
+    (the run waits, WAITING, while the broker is unreachable: the jobs sweep queues it later)."""
     batch_ids = sorted(set(batch_ids))
     if not batch_ids:
         raise AggregationError("no batch to aggregate")
@@ -81,7 +84,7 @@ def aggregation_run_create(
     if missing:
         raise AggregationError(f"unknown batch ids: {missing}")
     run = AggregationRun.objects.create(
-        status=RunStatus.PENDING,
+        status=RunStatus.WAITING if dispatch else RunStatus.PENDING,  # waiting: for the task queue
         settings=aggregation_settings(),
         versions=library_versions(),
         started_by=started_by,
@@ -91,57 +94,28 @@ def aggregation_run_create(
     )
     run.batches.set(batch_ids)
     if dispatch:
-        run_id = run.pk
-        transaction.on_commit(lambda: aggregation_run_dispatch(run_id=run_id))
+        jobs.job_queue_on_commit(AggregationRun, run.pk)
     return run
 
 
-def _broker_errors() -> tuple[type[BaseException], ...]:
-    import kombu.exceptions
-    import redis.exceptions
-
-    return (kombu.exceptions.OperationalError, redis.exceptions.RedisError, ConnectionError, OSError)
-
-
-def _broker_reachable() -> bool:
-    """One quick connection attempt, so an unreachable Redis costs milliseconds, not the
-    result backend's ~20 s of reconnect retries."""
-    from celery import current_app
-
-    try:
-        with current_app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
-        return True
-    except Exception:  # noqa: BLE001 - any failure to connect means: do not try to publish
-        return False
-
-
-def aggregation_run_dispatch(*, run_id: int) -> bool:
-    """Queue a group (one task per batch) with a chord callback that finishes the run.
-
-    Never raises for an unreachable broker: the run is marked FAILED with the reason and
-    the error is logged, so a judgment submission (which calls this on commit) is never
-    broken by Redis being down.
-    """
+def aggregation_run_publish(run_id: int) -> None:
+    """Queue a run on Celery: a group (one task per batch) with a chord callback that finishes
+    the run. Raises if the broker cannot take it (`jobs.job_send` keeps the run WAITING then)."""
     from celery import chord
 
     from .tasks import aggregate_batch, aggregation_run_finalize
 
-    if not _broker_reachable():
-        logger.error("aggregation run %s not queued: broker unavailable", run_id)
-        aggregation_run_fail(run_id=run_id, error="not queued, broker unavailable (connection refused)")
-        return False
-    batch_ids = list(AggregationRun.batches.through.objects.filter(aggregationrun_id=run_id).order_by("batch_id").values_list("batch_id", flat=True))
-    header = [aggregate_batch.si(run_id, batch_id) for batch_id in batch_ids]
-    try:
-        result = chord(header)(aggregation_run_finalize.si(run_id))
-    except Exception as exc:  # noqa: BLE001 - kombu/redis errors, and Celery's RuntimeError when the
-        # Redis result backend cannot reconnect: a judgment's commit must never fail because of it
-        logger.exception("aggregation run %s not queued: broker unavailable", run_id)
-        aggregation_run_fail(run_id=run_id, error=f"not queued, broker unavailable: {exc!r}")
-        return False
+    batch_ids = list(
+        AggregationRun.batches.through.objects.filter(aggregationrun_id=run_id).order_by("batch_id").values_list("batch_id", flat=True)
+    )
+    result = chord([aggregate_batch.si(run_id, batch_id) for batch_id in batch_ids])(aggregation_run_finalize.si(run_id))
     AggregationRun.objects.filter(pk=run_id).update(celery_id=result.id or "")
-    return True
+
+
+def aggregation_run_dispatch(*, run_id: int) -> bool:
+    """Hand a WAITING run to Celery now; False (the run stays WAITING for the sweep) if the
+    broker is unreachable. Never raises, so a judgment's commit never fails because of Redis."""
+    return jobs.job_send(jobs.kind_for(AggregationRun), run_id)
 
 
 def aggregation_run_fail(*, run_id: int, error: str) -> None:
@@ -151,9 +125,8 @@ def aggregation_run_fail(*, run_id: int, error: str) -> None:
 
 
 def _mark_running(run_id: int) -> None:
-    AggregationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
-        status=RunStatus.RUNNING, started_at=timezone.now()
-    )
+    if jobs.job_start(AggregationRun, run_id, running=RunStatus.RUNNING, from_statuses=(RunStatus.WAITING, RunStatus.PENDING)):
+        AggregationRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=timezone.now())
 
 
 def _finite(x) -> float | None:
@@ -297,7 +270,12 @@ def batch_aggregate(*, run_id: int, batch_id: int) -> dict:
     if BatchResult.objects.filter(run_id=run_id, batch_id=batch_id).exists():
         return {"batch_id": batch_id, "skipped": "done"}
     _mark_running(run_id)
-    computed = batch_compute(batch_id=batch_id, run_settings=run.settings)
+    with jobs.job_heartbeat(AggregationRun, run_id):
+        return _batch_write(run_id=run_id, batch_id=batch_id, run_settings=run.settings)
+
+
+def _batch_write(*, run_id: int, batch_id: int, run_settings: dict) -> dict:
+    computed = batch_compute(batch_id=batch_id, run_settings=run_settings)
     t_write = time.perf_counter()
     items = computed["items"]
     with transaction.atomic():
@@ -381,25 +359,21 @@ def batch_maybe_aggregate(*, batch_id: int) -> AggregationRun | None:
     """Start an automatic run when a batch holds all its judgments (call it on commit).
 
     Does nothing if the batch is incomplete or a run on exactly these judgments exists
-    (pending, running or succeeded). Never raises for Redis being down: the run is then
-    recorded as FAILED with the reason (and the next call tries again).
+    (waiting, pending, running or succeeded). Never raises for Redis being down: the run is
+    then recorded WAITING and the jobs sweep queues it once Redis is back.
     """
-    try:
-        with transaction.atomic():
-            batch = Batch.objects.select_for_update().get(pk=batch_id)  # serialises concurrent calls
-            if not selectors.batch_is_complete(batch_id=batch_id, overlap=batch.overlap):
-                return None
-            fingerprint = selectors.batches_input_fingerprint(batch_ids=[batch_id])
-            if (
-                AggregationRun.objects.filter(batches=batch_id, input_fingerprint=fingerprint)
-                .exclude(status=RunStatus.FAILED)
-                .exists()
-            ):
-                return None
-            return aggregation_run_create(batch_ids=[batch_id], trigger="auto", fingerprint=fingerprint)
-    except _broker_errors():  # pragma: no cover - dispatch already catches these
-        logger.exception("automatic aggregation of batch %s not started", batch_id)
-        return None
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().get(pk=batch_id)  # serialises concurrent calls
+        if not selectors.batch_is_complete(batch_id=batch_id, overlap=batch.overlap):
+            return None
+        fingerprint = selectors.batches_input_fingerprint(batch_ids=[batch_id])
+        if (
+            AggregationRun.objects.filter(batches=batch_id, input_fingerprint=fingerprint)
+            .exclude(status=RunStatus.FAILED)
+            .exists()
+        ):
+            return None
+        return aggregation_run_create(batch_ids=[batch_id], trigger="auto", fingerprint=fingerprint)
 
 
 def batches_aggregate_due() -> list[int]:
@@ -407,7 +381,7 @@ def batches_aggregate_due() -> list[int]:
     current judgments; returns the ids of the runs started.
 
     The last judgment of a batch queues its run on commit, but not when the broker was
-    down at that moment, and a run refused then is recorded FAILED. This sweep (a Celery
+    down at that moment (the trigger is a best-effort follow-up task). This sweep (a Celery
     beat task, `aggregate --due`) catches both once Redis is back. Safe to run at any time:
     `batch_maybe_aggregate` never starts a second run on the same judgments.
     """

@@ -46,7 +46,10 @@ def section_context(name: str) -> dict:
     if name == "run":
         return {"run": selectors.latest_aggregation_run()}
     if name == "releases":
-        return {"releases": list(release_selectors.releases_list()[:10])}
+        return {
+            "releases": list(release_selectors.releases_list()[:10]),
+            "release_warnings": release_selectors.release_warnings(),
+        }
     raise Http404(name)
 
 
@@ -212,9 +215,19 @@ def aggregation_start(request):
 def release_create(request):
     try:
         release = release_services.release_create(
-            version=request.POST.get("version") or None, created_by=request.user, trigger="dashboard"
+            version=request.POST.get("version") or None,
+            created_by=request.user,
+            trigger="dashboard",
+            acknowledge_warnings=request.POST.get("acknowledge_warnings") == "on",
         )
-        messages.success(request, f"Release {release.version} is being built.")
+        note = f" with {len(release.warnings)} acknowledged warning(s)" if release.warnings else ""
+        messages.success(request, f"Release {release.version} is being built{note}.")
+    except release_services.ReleaseWarnings as exc:
+        messages.error(
+            request,
+            "Not created: " + "; ".join(w["message"] for w in exc.warnings)
+            + ". Tick “I have read the warnings” to release anyway.",
+        )
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     return redirect("dashboard:index")

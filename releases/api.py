@@ -32,7 +32,10 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Release
-        fields = ["version", "status", "created_at", "finished_at", "created_by", "trigger", "n_items", "files", "error"]
+        fields = [
+            "version", "status", "created_at", "finished_at", "created_by", "trigger", "n_items", "files", "error",
+            "warnings", "warnings_acknowledged", "attempts",
+        ]
 
     def get_files(self, obj) -> dict:
         return {name: {"sha256": meta.get("sha256"), "bytes": meta.get("bytes")} for name, meta in obj.files.items()}
@@ -40,6 +43,10 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
 class ReleaseCreateSerializer(serializers.Serializer):
     version = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    acknowledge_warnings = serializers.BooleanField(
+        required=False, default=False,
+        help_text="needed when the current results carry warnings (a flagged batch, items under their overlap)",
+    )
 
 
 class ReleaseListView(APIView):
@@ -51,18 +58,31 @@ class ReleaseListView(APIView):
 
     @extend_schema(
         request=ReleaseCreateSerializer,
-        responses={202: ReleaseSerializer, 400: OpenApiResponse(description="bad or existing version")},
-        summary="Create a release (staff); built by a Celery job",
+        responses={
+            202: ReleaseSerializer,
+            400: OpenApiResponse(
+                description="bad or existing version; or warnings not acknowledged (`warnings` lists them)"
+            ),
+        },
+        summary="Create a release (staff); built by a Celery job (status `waiting` while the broker is down)",
     )
     def post(self, request):
         payload = ReleaseCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
             release = services.release_create(
-                version=payload.validated_data.get("version"), created_by=request.user, trigger="api"
+                version=payload.validated_data.get("version"),
+                created_by=request.user,
+                trigger="api",
+                acknowledge_warnings=payload.validated_data["acknowledge_warnings"],
+            )
+        except services.ReleaseWarnings as exc:
+            return Response(
+                {"detail": "; ".join(exc.messages), "warnings": exc.warnings}, status=status.HTTP_400_BAD_REQUEST
             )
         except ValidationError as exc:
             return Response({"detail": "; ".join(exc.messages)}, status=status.HTTP_400_BAD_REQUEST)
+        release.refresh_from_db()  # queued on commit: `pending`, or `waiting` for the broker
         return Response(ReleaseSerializer(release).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -83,7 +103,9 @@ class ReleaseDetailView(APIView):
     def get(self, request, version: str):
         release = _release_or_404(version, ready=False)
         if release.status != ReleaseStatus.READY:
-            return Response({"version": release.version, "status": release.status, "error": release.error})
+            return Response(
+                {"version": release.version, "status": release.status, "error": release.error, "warnings": release.warnings}
+            )
         return Response(release.manifest)
 
 

@@ -8,6 +8,7 @@ snapshot gives the same bytes.
 """
 import csv
 import hashlib
+import hmac
 import io
 import json
 from collections.abc import Iterable, Iterator
@@ -126,6 +127,49 @@ class CsvLines:
 
     def header(self) -> bytes:
         return self.line(COLUMNS)
+
+
+RESULT_COLUMNS = (
+    "item_id", "batch", "task", "attribute", "variant", "domain", "label", "posterior", "mv_label", "n_judgments", "retained",
+)
+# crowd-kit's column names (task = the item, worker = the verifier): `DawidSkene().fit(pd.read_csv(...))` reads it as it is.
+JUDGMENT_COLUMNS = ("task", "worker", "label", "seconds")
+
+
+def result_values(row: dict) -> list:
+    """A `selectors.release_result_rows` row as a results.csv row (RESULT_COLUMNS order)."""
+    return [
+        row["item__item_id"],
+        row["batch__name"],
+        row["item__task"],
+        row["item__attribute"] or "",
+        row["item__variant"],
+        row["item__context__domain_id"],
+        row["label"],
+        round(float(row["posterior"]), 9),
+        row["mv_label"],
+        row["n_judgments"],
+        "true" if row["retained"] else "false",
+    ]
+
+
+def pseudonym(*, secret: str, version: str, verifier_id: int) -> str:
+    """A verifier's name in one release: the same for all their judgments in it, unlinkable
+    to their account or to their name in another release without the server's secret."""
+    digest = hmac.new(secret.encode(), f"release:{version}:verifier:{verifier_id}".encode(), hashlib.sha256).hexdigest()
+    return f"w{digest[:12]}"
+
+
+def write_csv(path: Path, *, header: Iterable[str], rows: Iterable[Iterable]) -> int:
+    """Writes a CSV file (header, then rows); returns the number of rows."""
+    n = 0
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(["" if v is None else v for v in row])
+            n += 1
+    return n
 
 
 def record_matches(record: dict, filters: dict[str, str]) -> bool:

@@ -4,17 +4,20 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
+from dialtom_site.jobs import JobFields
+
 VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
 class ReleaseStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting for the task queue"
     PENDING = "pending", "Pending"
     BUILDING = "building", "Building"
     READY = "ready", "Ready"
     FAILED = "failed", "Failed"
 
 
-class Release(models.Model):
+class Release(JobFields):
     """One published version of the benchmark.
 
     The files live under `settings.RELEASE_ROOT/<version>/` and never change once the
@@ -25,7 +28,7 @@ class Release(models.Model):
     version = models.CharField(
         max_length=64, unique=True, validators=[RegexValidator(VERSION_PATTERN, "letters, digits, '.', '_' or '-'")]
     )
-    status = models.CharField(max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING)
+    status = models.CharField(max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.WAITING)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     trigger = models.CharField(max_length=20, default="manual", help_text="dashboard, api or command")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -34,6 +37,10 @@ class Release(models.Model):
     files = models.JSONField(default=dict, blank=True, help_text="file name -> {path, sha256, bytes, rows}")
     manifest = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    warnings = models.JSONField(
+        default=list, blank=True, help_text="what a reader should know about its data: [{code, batch, message}]"
+    )
+    warnings_acknowledged = models.BooleanField(default=False, help_text="its creator was shown the warnings and went on")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -47,3 +54,26 @@ class Release(models.Model):
     @property
     def is_ready(self) -> bool:
         return self.status == ReleaseStatus.READY
+
+
+class ReleaseItem(models.Model):
+    """The aggregated result of one audited item in one release, retained or not.
+
+    What a release scores against: a model run or a human baseline names a release and is
+    scored on its retained items, against `label`; an item the release does not hold was
+    never audited for it and cannot be scored.
+    """
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="items")
+    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="release_entries")
+    label = models.CharField(max_length=10, blank=True, help_text="the Dawid–Skene label, in the item's original letters")
+    posterior = models.FloatField()
+    n_judgments = models.PositiveIntegerField()
+    retained = models.BooleanField()
+
+    class Meta:
+        ordering = ["release", "item"]
+        constraints = [models.UniqueConstraint(fields=["release", "item"], name="releaseitem_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.release_id}: {self.item_id} → {self.label or '-'}"

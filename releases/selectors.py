@@ -7,10 +7,12 @@ from collections.abc import Iterator
 from functools import reduce
 from operator import or_
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.conf import settings
+from django.db.models import Count, F, Max, Min, Q, QuerySet
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
 from annotation.models import Domain
+from verification.models import Judgment
 
 from .models import Release, ReleaseStatus
 
@@ -75,6 +77,40 @@ def release_source_rows(*, pairs: dict[int, int], chunk_size: int = 2000) -> Ite
     return qs.iterator(chunk_size=chunk_size)
 
 
+RESULT_VALUES = (
+    "item_id",
+    "item__item_id",
+    "batch__name",
+    "item__task",
+    "item__attribute",
+    "item__variant",
+    "item__context__domain_id",
+    "label",
+    "posterior",
+    "mv_label",
+    "n_judgments",
+    "retained",
+)
+
+
+def release_result_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[dict]:
+    """The current result of every audited item (at least one judgment), retained or not, by item_id (streamed)."""
+    qs = current_item_results(pairs=pairs).filter(n_judgments__gt=0).order_by("item__item_id").values(*RESULT_VALUES)
+    return qs.iterator(chunk_size=chunk_size)
+
+
+def release_judgment_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[tuple]:
+    """(item_id, verifier pk, label, seconds) of every judgment the current runs fitted: the
+    batches' judgments by verifiers not excluded from aggregation, gold items included (they
+    are fitted too), by item_id then verifier (streamed)."""
+    return (
+        Judgment.objects.filter(item__batch_id__in=list(pairs), verifier__excluded_from_aggregation=False)
+        .order_by("item__item_id", "verifier_id")
+        .values_list("item__item_id", "verifier_id", "label", "seconds_spent")
+        .iterator(chunk_size=chunk_size)
+    )
+
+
 def domain_roles() -> dict[str, dict[str, str]]:
     return {d.code: {"initiator": d.initiator_role, "recipient": d.recipient_role} for d in Domain.objects.all()}
 
@@ -102,6 +138,49 @@ def retention_counts(*, pairs: dict[int, int]) -> dict[str, dict[str, dict]]:
     retained = sum(v["retained"] for v in out["task"].values())
     out["overall"] = {"total": total, "retained": retained, "rate": round(retained / total, 6) if total else None}
     return out
+
+
+def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
+    """What a release built from the current results should warn about, per batch (2 queries):
+
+    - `low_agreement`: the batch's AC1 is under DIALTOM_AC1_FLAG_THRESHOLD (flagged on the dashboard);
+    - `under_overlap`: some of its items hold fewer judgments than the batch's overlap.
+    """
+    pairs = current_batch_runs() if pairs is None else pairs
+    threshold = settings.DIALTOM_AC1_FLAG_THRESHOLD
+    warnings = []
+    for br in current_batch_results(pairs=pairs):
+        if br.ac1 is not None and br.ac1 < threshold:
+            warnings.append(
+                {
+                    "code": "low_agreement",
+                    "batch": br.batch.name,
+                    "message": f"batch {br.batch.name}: AC1 {br.ac1:.2f} is under the flag threshold {threshold:g}",
+                    "ac1": br.ac1,
+                }
+            )
+    short = (
+        current_item_results(pairs=pairs)
+        .filter(n_judgments__lt=F("batch__overlap"))
+        .values("batch__name", "batch__overlap")
+        .annotate(items=Count("id"), fewest=Min("n_judgments"))
+        .order_by("batch__name")
+    )
+    for row in short:
+        warnings.append(
+            {
+                "code": "under_overlap",
+                "batch": row["batch__name"],
+                "message": (
+                    f"batch {row['batch__name']}: {row['items']} item(s) hold fewer judgments than its overlap "
+                    f"{row['batch__overlap']} (fewest: {row['fewest']})"
+                ),
+                "items": row["items"],
+                "overlap": row["batch__overlap"],
+                "fewest": row["fewest"],
+            }
+        )
+    return sorted(warnings, key=lambda w: (w["batch"], w["code"]))
 
 
 def runs_for(*, run_ids) -> list[AggregationRun]:

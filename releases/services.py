@@ -13,18 +13,30 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import User
+from dialtom_site import jobs
 from verification.selectors import overlap_allocation
 
 from . import export, selectors
-from .models import VERSION_PATTERN, Release, ReleaseStatus
+from .models import VERSION_PATTERN, Release, ReleaseItem, ReleaseStatus
 
 logger = logging.getLogger(__name__)
 
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2: results.csv, judgments.csv, warnings
 
 
 def release_root() -> Path:
     return Path(settings.RELEASE_ROOT)
+
+
+class ReleaseWarnings(ValidationError):
+    """The current results carry warnings (see `selectors.release_warnings`) and the caller did
+    not acknowledge them: nothing was recorded."""
+
+    def __init__(self, warnings: list[dict]):
+        self.warnings = warnings
+        super().__init__(
+            {"acknowledge_warnings": [w["message"] for w in warnings] + ["acknowledge these warnings to create the release"]}
+        )
 
 
 def release_next_version() -> str:
@@ -33,35 +45,60 @@ def release_next_version() -> str:
 
 
 @transaction.atomic
-def release_create(*, version: str | None = None, created_by: User | None = None, trigger: str = "manual", build: bool = True) -> Release:
-    """Records a new release and queues its build (after commit). Versions are never reused."""
-    from .tasks import release_build_task
+def release_create(
+    *,
+    version: str | None = None,
+    created_by: User | None = None,
+    trigger: str = "manual",
+    build: bool = True,
+    acknowledge_warnings: bool = False,
+) -> Release:
+    """Records a new release and queues its build (after commit). Versions are never reused.
 
+    When the current results carry warnings (a flagged batch, items under their overlap) the
+    release is refused with `ReleaseWarnings` unless `acknowledge_warnings`; the warnings are
+    recorded on the release, in its manifest and shown wherever it is listed.
+
+    With the broker down the release is kept, WAITING, and the jobs sweep queues its build
+    once Redis is back: the version is never burned by an outage.
+    """
     version = (version or "").strip() or release_next_version()
     if not re.match(VERSION_PATTERN, version):
         raise ValidationError({"version": "use 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit"})
     if Release.objects.filter(version=version).exists() or (release_root() / version).exists():
         raise ValidationError({"version": f"release {version} already exists; releases are immutable"})
+    warnings = selectors.release_warnings()
+    if warnings and not acknowledge_warnings:
+        raise ReleaseWarnings(warnings)
     try:
         with transaction.atomic():
-            release = Release.objects.create(version=version, created_by=created_by, trigger=trigger)
+            release = Release.objects.create(
+                version=version,
+                created_by=created_by,
+                trigger=trigger,
+                status=ReleaseStatus.WAITING if build else ReleaseStatus.PENDING,  # waiting: for the task queue
+                warnings=warnings,
+                warnings_acknowledged=bool(warnings),
+            )
     except IntegrityError as exc:
         raise ValidationError({"version": f"release {version} already exists; releases are immutable"}) from exc
     if build:
-        release_build_task.delay_on_commit(release_id=release.id)
+        jobs.job_queue_on_commit(Release, release.id)
     return release
 
 
 def _release_claim(release_id: int) -> Release | None:
-    """Moves a pending/failed release to building under a row lock; None if someone else has it."""
-    with transaction.atomic():
-        release = Release.objects.select_for_update().get(pk=release_id)
-        if release.status not in (ReleaseStatus.PENDING, ReleaseStatus.FAILED):
-            return None
-        release.status = ReleaseStatus.BUILDING
-        release.error = ""
-        release.save(update_fields=["status", "error"])
-        return release
+    """Moves a waiting/pending/failed release to building; None if someone else has it."""
+    claimed = jobs.job_start(
+        Release,
+        release_id,
+        running=ReleaseStatus.BUILDING,
+        from_statuses=(ReleaseStatus.WAITING, ReleaseStatus.PENDING, ReleaseStatus.FAILED),
+    )
+    if not claimed:
+        return None
+    Release.objects.filter(pk=release_id).update(error="")
+    return Release.objects.get(pk=release_id)
 
 
 def release_build(*, release_id: int) -> Release:
@@ -81,18 +118,28 @@ def release_build(*, release_id: int) -> Release:
         if final.exists():
             raise FileExistsError(f"{final} exists already; releases are immutable")
         tmp.mkdir()
-        manifest = _write_release(release=release, directory=tmp)
-        tmp.rename(final)
+        with jobs.job_heartbeat(Release, release.pk):
+            manifest, results = _write_release(release=release, directory=tmp)
+            files = {name: {**meta, "path": str(final / name)} for name, meta in manifest["files"].items()}
+            files["manifest.json"] = {"path": str(final / "manifest.json"), "sha256": export.sha256_file(tmp / "manifest.json")}
+            with transaction.atomic():  # the release's items and its READY status land together with its folder
+                ReleaseItem.objects.bulk_create(
+                    (ReleaseItem(release_id=release.pk, **row) for row in results), batch_size=5000
+                )
+                Release.objects.filter(pk=release.pk).update(
+                    status=ReleaseStatus.READY,
+                    finished_at=timezone.now(),
+                    n_items=manifest["items"],
+                    files=files,
+                    manifest=manifest,
+                    warnings=manifest["warnings"],
+                )
+                tmp.rename(final)
     except Exception as exc:  # noqa: BLE001 - recorded on the release, then re-raised
         shutil.rmtree(tmp, ignore_errors=True)
         Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
         logger.exception("release %s failed", release.version)
         raise
-    files = {name: {**meta, "path": str(final / name)} for name, meta in manifest["files"].items()}
-    files["manifest.json"] = {"path": str(final / "manifest.json"), "sha256": export.sha256_file(final / "manifest.json")}
-    Release.objects.filter(pk=release.pk).update(
-        status=ReleaseStatus.READY, finished_at=timezone.now(), n_items=manifest["items"], files=files, manifest=manifest
-    )
     release.refresh_from_db()
     return release
 
@@ -106,7 +153,9 @@ def _references_rows():
     return references_export_rows()
 
 
-def _write_release(*, release: Release, directory: Path) -> dict:
+def _write_release(*, release: Release, directory: Path) -> tuple[dict, list[dict]]:
+    """Writes every file of a release and its manifest into `directory`; returns the manifest
+    and the audited items' results (the rows of ReleaseItem)."""
     pairs = selectors.current_batch_runs()
     batch_results = list(selectors.current_batch_results(pairs=pairs))
     agreement = {br.batch_id: br.ac1 for br in batch_results}
@@ -125,6 +174,36 @@ def _write_release(*, release: Release, directory: Path) -> dict:
         writer.close()
 
     file_names = ["items.jsonl", "items.csv", "items.parquet"]
+    rows = {name: writer.rows for name in file_names}
+
+    # Every audited item's result, retained or not, and the judgments fitted: enough to
+    # re-run the aggregation elsewhere. The results are also the release's items in the
+    # database (ReleaseItem), what model runs and baselines are scored against.
+    results = []
+
+    def result_rows():
+        for row in selectors.release_result_rows(pairs=pairs):
+            results.append(
+                {
+                    "item_id": row["item_id"],
+                    "label": row["label"],
+                    "posterior": float(row["posterior"]),
+                    "n_judgments": row["n_judgments"],
+                    "retained": row["retained"],
+                }
+            )
+            yield export.result_values(row)
+
+    def judgment_rows():
+        for item_id, verifier_id, label, seconds in selectors.release_judgment_rows(pairs=pairs):
+            name = export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=verifier_id)
+            yield item_id, name, label, None if seconds is None else round(float(seconds), 3)
+
+    with transaction.atomic():
+        rows["results.csv"] = export.write_csv(directory / "results.csv", header=export.RESULT_COLUMNS, rows=result_rows())
+        rows["judgments.csv"] = export.write_csv(directory / "judgments.csv", header=export.JUDGMENT_COLUMNS, rows=judgment_rows())
+    file_names += ["results.csv", "judgments.csv"]
+
     references = _references_rows()
     n_references = None
     if references is not None:
@@ -134,15 +213,28 @@ def _write_release(*, release: Release, directory: Path) -> dict:
                 handle.write(export.jsonl_line(dict(row)))
                 n_references += 1
         file_names.append("references.jsonl")
+        rows["references.jsonl"] = n_references
 
     runs = selectors.runs_for(run_ids=pairs.values())
+    warnings = selectors.release_warnings(pairs=pairs)
     manifest = {
         "format": MANIFEST_FORMAT,
         "version": release.version,
         "created_at": timezone.now().isoformat(),
         "items": writer.rows,
+        "audited_items": rows["results.csv"],
+        "judgments": rows["judgments.csv"],
         "references": n_references,
+        "warnings": warnings,
+        "warnings_acknowledged": release.warnings_acknowledged,
         "columns": list(export.COLUMNS),
+        "results_columns": list(export.RESULT_COLUMNS),
+        "judgments_columns": list(export.JUDGMENT_COLUMNS),
+        "judgments_note": (
+            "task = item_id, worker = a pseudonym of the verifier, the same within this release only; label in the "
+            "item's original letters; every judgment the aggregation fitted (gold items included, verifiers excluded "
+            "from aggregation left out); crowd-kit reads the file as it is"
+        ),
         "counts": {key: dict(sorted(counter.items())) for key, counter in counts.items()},
         "retention": selectors.retention_counts(pairs=pairs),
         "agreement": [
@@ -179,7 +271,7 @@ def _write_release(*, release: Release, directory: Path) -> dict:
             name: {
                 "sha256": export.sha256_file(directory / name),
                 "bytes": (directory / name).stat().st_size,
-                "rows": n_references if name == "references.jsonl" else writer.rows,
+                "rows": rows[name],
             }
             for name in file_names
         },
@@ -187,4 +279,4 @@ def _write_release(*, release: Release, directory: Path) -> dict:
     with open(directory / "manifest.json", "w", encoding="utf-8") as handle:
         json.dump(manifest, handle, ensure_ascii=False, indent=2, sort_keys=False)
         handle.write("\n")
-    return manifest
+    return manifest, results

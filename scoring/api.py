@@ -51,6 +51,7 @@ class ModelRunListApi(APIView):
             )
         except services.InputErrors as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        run.refresh_from_db()  # queued on commit: `pending`, or `waiting` for the broker
         return Response(ModelRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -67,7 +68,10 @@ class ModelRunRescoreApi(APIView):
 
     @extend_schema(request=None, responses={202: ModelRunSerializer}, summary="Queue a new scoring (staff)")
     def post(self, request, name):
-        run = services.model_run_rescore(run=get_object_or_404(ModelRun, name=name))
+        run = get_object_or_404(ModelRun, name=name)
+        if run.release_id is None:
+            return Response({"errors": [f"run {name} names no release: upload it again naming one"]}, status=400)
+        run = services.model_run_rescore(run=run)
         return Response(ModelRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -90,6 +94,9 @@ class ModelRunCompareApi(APIView):
         unscored = [n for n in names if runs[n].status != "succeeded"]
         if unscored:
             return Response({"errors": [f"run {n} is not scored yet" for n in unscored]}, status=409)
+        problem = selectors.runs_comparable(run_a=runs[names[0]], run_b=runs[names[1]])
+        if problem:
+            return Response({"errors": [problem]}, status=400)
         return Response(ComparisonSerializer(selectors.runs_compare(run_a=runs[names[0]], run_b=runs[names[1]])).data)
 
 

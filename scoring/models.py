@@ -7,25 +7,31 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from dialtom_site.jobs import JobFields
+
 PREDICTION_LETTERS = ("A", "B", "C", "D", "NOTA")
 
 
 class ScoreStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting for the task queue"
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
 
 
-class ModelRun(models.Model):
+class ModelRun(JobFields):
     """One upload of one model's predictions for a release, and its scores once computed."""
 
     name = models.SlugField(max_length=100, unique=True, help_text="e.g. gpt-4o-2024-08-cot")
     model_name = models.CharField(max_length=200, help_text="the model, as shown on the leaderboard")
-    release = models.CharField(max_length=100, blank=True, help_text="the release the predictions answer")
+    release = models.ForeignKey(
+        "releases.Release", on_delete=models.PROTECT, null=True, blank=True, related_name="model_runs",
+        help_text="the release the predictions are scored on: its audited items, against its labels",
+    )
     description = models.TextField(blank=True)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    status = models.CharField(max_length=10, choices=ScoreStatus.choices, default=ScoreStatus.PENDING, db_index=True)
+    status = models.CharField(max_length=10, choices=ScoreStatus.choices, default=ScoreStatus.WAITING, db_index=True)
     n_predictions = models.PositiveIntegerField(default=0)
     scores = models.JSONField(default=dict, blank=True, help_text="correctness rate per task, domain, attribute, variant")
     stats = models.JSONField(default=dict, blank=True, help_text="chi-square / Cramér's V, Mann–Whitney U")
@@ -48,7 +54,8 @@ class ModelRun(models.Model):
 
 
 class Prediction(models.Model):
-    """A model's answer to one item; `correct` is set by the scoring job (None: item not released)."""
+    """A model's answer to one item; `correct` is set by the scoring job (None: the item was
+    audited for the run's release but not retained, so it is not scored)."""
 
     run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="predictions")
     item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="model_predictions")
@@ -83,11 +90,15 @@ class RunComparison(models.Model):
         ]
 
 
-class BaselineRun(models.Model):
+class BaselineRun(JobFields):
     """A human baseline: one pool's judgments scored against the released labels."""
 
     pool = models.ForeignKey("accounts.Pool", on_delete=models.CASCADE, related_name="baseline_runs")
-    status = models.CharField(max_length=10, choices=ScoreStatus.choices, default=ScoreStatus.PENDING, db_index=True)
+    release = models.ForeignKey(
+        "releases.Release", on_delete=models.PROTECT, null=True, blank=True, related_name="baseline_runs",
+        help_text="the release the pool's judgments are scored on",
+    )
+    status = models.CharField(max_length=10, choices=ScoreStatus.choices, default=ScoreStatus.WAITING, db_index=True)
     started_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     scores = models.JSONField(default=dict, blank=True)
     by_person = models.JSONField(default=dict, blank=True)

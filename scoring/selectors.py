@@ -1,47 +1,25 @@
 """Reads: the released labels, a run's outcomes, the leaderboard, comparisons, baselines."""
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from accounts.models import Pool
-from aggregation.models import ItemResult, RunStatus
 from annotation.models import Item, Variant
+from releases.models import ReleaseItem
 from verification.models import Judgment
 
 from . import stats
 from .models import BaselineRun, ModelRun, RunComparison, ScoreStatus
 
 
-def released_labels(*, items: QuerySet[Item] | None = None) -> dict[int, str | None]:
-    """The label each item (of `items`, default all) is scored against, by item pk.
-
-    - The item's result in the latest succeeded aggregation run: its label when retained,
-      None (not released, not scored) when not retained.
-    - No aggregation for the item: its own answer key (`Item.answer`) — the case of derived
-      Easy and counterfactual items, whose answer is set by construction; a derived item
-      whose parent was aggregated and dropped is not released either.
-    """
-    items = Item.objects.all() if items is None else items
-    rows = list(items.values_list("pk", "answer", "parent_id"))
-    latest: dict[int, tuple[str, bool]] = {}
-    results = (
-        ItemResult.objects.filter(run__status=RunStatus.SUCCEEDED)
-        .filter(Q(item__in=items.values("pk")) | Q(item__in=items.exclude(parent=None).values("parent_id")))
-        .order_by("item_id", "-run__finished_at", "-run_id")
-        .values_list("item_id", "label", "retained")
-    )
-    for item_id, label, retained in results:
-        latest.setdefault(item_id, (label, retained))
-    labels: dict[int, str | None] = {}
-    for pk, answer, parent in rows:
-        if pk in latest:
-            label, retained = latest[pk]
-            labels[pk] = label if retained else None
-        elif parent in latest and not latest[parent][1]:
-            labels[pk] = None
-        else:
-            labels[pk] = answer
-    return labels
+def release_labels(*, release_id: int, items=None) -> dict[int, str | None]:
+    """The label each item (pk; of `items`, default all) is scored against on a release:
+    the release's label when it retained the item, None when it audited and dropped it.
+    An item absent from the result was not audited for the release (never scored)."""
+    entries = ReleaseItem.objects.filter(release_id=release_id)
+    if items is not None:
+        entries = entries.filter(item_id__in=items)
+    return {item_id: label if retained else None for item_id, label, retained in entries.values_list("item_id", "label", "retained")}
 
 
 def _item_facets(items: QuerySet[Item]) -> dict[int, dict]:
@@ -99,6 +77,14 @@ def runs_mcnemar(*, run_a: ModelRun, run_b: ModelRun) -> dict:
     return stats.mcnemar(**counts)
 
 
+def runs_comparable(*, run_a: ModelRun, run_b: ModelRun) -> str | None:
+    """Why two runs cannot be compared (None if they can): only runs scored on one release."""
+    if run_a.release_id != run_b.release_id:
+        versions = [r.release.version if r.release_id else "none" for r in (run_a, run_b)]
+        return f"{run_a.name} and {run_b.name} are scored on different releases ({versions[0]}, {versions[1]})"
+    return None
+
+
 def runs_compare(*, run_a: ModelRun, run_b: ModelRun) -> dict:
     """The stored comparison of two scored runs (computed now if the job has not stored it)."""
     first, second = sorted([run_a, run_b], key=lambda r: r.pk)
@@ -112,16 +98,17 @@ def runs_compare(*, run_a: ModelRun, run_b: ModelRun) -> dict:
 
 
 def leaderboard_runs() -> list[ModelRun]:
-    """Scored runs, best overall Correctness Rate first (ties: name)."""
-    runs = list(ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED))
-    return sorted(runs, key=lambda r: (-(r.overall_rate or 0.0), r.name))
+    """Scored runs, newest release first, then best overall Correctness Rate (ties: name):
+    figures on different releases are on different items and labels."""
+    runs = list(ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED).select_related("release"))
+    return sorted(runs, key=lambda r: (-(r.release_id or 0), -(r.overall_rate or 0.0), r.name))
 
 
 def latest_baselines() -> list[BaselineRun]:
     """The latest succeeded baseline run of each pool."""
     seen: set[int] = set()
     latest = []
-    for run in BaselineRun.objects.filter(status=ScoreStatus.SUCCEEDED).select_related("pool"):
+    for run in BaselineRun.objects.filter(status=ScoreStatus.SUCCEEDED).select_related("pool", "release"):
         if run.pool_id not in seen:
             seen.add(run.pool_id)
             latest.append(run)
@@ -133,20 +120,24 @@ def pool_judgments(*, pool: Pool) -> QuerySet[Judgment]:
     return Judgment.objects.filter(verifier__in=pool.members.all())
 
 
-def pool_correctness(*, pool: Pool) -> dict:
-    """A pool's Correctness Rate against the released labels, overall, per facet and per person.
+def pool_correctness(*, pool: Pool, release_id: int) -> dict:
+    """A pool's Correctness Rate on a release, overall, per facet and per person.
 
-    Each judgment counts once; NONE and MULTIPLE are wrong answers; judgments on items
-    that are not released are left out (counted in `n_unreleased`).
+    Each judgment counts once; NONE and MULTIPLE are wrong answers; judgments on items the
+    release audited but did not retain are left out (`n_unreleased`), as are those on items
+    it never audited (`n_unaudited`).
     """
     judgments = pool_judgments(pool=pool)
     rows = list(judgments.values_list("item_id", "verifier__username", "label"))
     items = Item.objects.filter(pk__in=judgments.values("item_id"))
-    labels = released_labels(items=items)
+    labels = release_labels(release_id=release_id, items=items.values("pk"))
     facets = _item_facets(items)
-    outcomes, by_person, unreleased = [], {}, 0
+    outcomes, by_person, unreleased, unaudited = [], {}, 0, 0
     for item_id, username, label in rows:
-        reference = labels.get(item_id)
+        if item_id not in labels:
+            unaudited += 1
+            continue
+        reference = labels[item_id]
         if reference is None:
             unreleased += 1
             continue
@@ -155,6 +146,7 @@ def pool_correctness(*, pool: Pool) -> dict:
         by_person.setdefault(username, []).append(outcome)
     table = stats.correctness_table(outcomes)
     table["n_unreleased"] = unreleased
+    table["n_unaudited"] = unaudited
     return {
         "scores": table,
         "by_person": {name: stats.correctness_table(found)["overall"] for name, found in sorted(by_person.items())},

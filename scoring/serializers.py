@@ -5,6 +5,7 @@ from .models import BaselineRun, ModelRun
 
 class ModelRunSerializer(serializers.ModelSerializer):
     overall_rate = serializers.FloatField(read_only=True, allow_null=True)
+    release = serializers.SlugRelatedField(slug_field="version", read_only=True, help_text="the release it is scored on")
 
     class Meta:
         model = ModelRun
@@ -20,7 +21,10 @@ class ModelRunDetailSerializer(ModelRunSerializer):
 class ModelRunUploadSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
     model_name = serializers.CharField(max_length=200)
-    release = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    release = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default="",
+        help_text="the ready release to score on (default: the latest); predictions for items it did not audit are refused",
+    )
     description = serializers.CharField(required=False, allow_blank=True, default="")
     file = serializers.FileField(required=False, help_text="JSONL: item_id, prediction (A–D or NOTA), reasoning?")
     predictions = serializers.ListField(
@@ -53,8 +57,9 @@ class ComparisonSerializer(serializers.Serializer):
 
 class BaselineRunSerializer(serializers.ModelSerializer):
     pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    release = serializers.SlugRelatedField(slug_field="version", read_only=True)
     overall_rate = serializers.FloatField(read_only=True, allow_null=True)
 
     class Meta:
         model = BaselineRun
-        fields = ["id", "pool", "status", "overall_rate", "scores", "by_person", "created_at", "scored_at"]
+        fields = ["id", "pool", "release", "status", "overall_rate", "scores", "by_person", "created_at", "scored_at"]

@@ -10,8 +10,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Pool, Role, User
+from dialtom_site import jobs
 from annotation.models import Attribute, Batch, Item, Task, Variant
 from annotation.parsers import InputError, jsonl_record
+from releases.models import Release, ReleaseItem, ReleaseStatus
 
 from . import selectors, stats
 from .models import PREDICTION_LETTERS, BaselineRun, ModelRun, Prediction, RunComparison, ScoreStatus
@@ -19,6 +21,10 @@ from .models import PREDICTION_LETTERS, BaselineRun, ModelRun, Prediction, RunCo
 MAX_REPORTED_ERRORS = 50
 RESERVED_RUN_NAMES = {"compare", "baselines"}  # URL words under /leaderboard/ and /api/v1/models/
 BASELINE_EXCLUSION_REASON = "human baseline participant: judgments scored, never aggregated"
+
+
+class ScoringError(Exception):
+    """A run cannot be scored (it names no release)."""
 
 
 class InputErrors(Exception):
@@ -49,6 +55,24 @@ def _jsonl_records(*, lines: Iterable[str], source: str, errors: list[str]) -> l
     if not records and not errors:
         errors.append(f"{source}:1: file: no records")
     return records
+
+
+def release_for_scoring(*, version: str, source: str = "release") -> Release:
+    """The ready release a run is scored on: `version`, or the latest ready one when blank.
+
+    Raises InputErrors when there is none: scoring needs audited, aggregated items.
+    """
+    version = (version or "").strip()
+    ready = Release.objects.filter(status=ReleaseStatus.READY)
+    release = ready.filter(version=version).first() if version else ready.order_by("-created_at", "-id").first()
+    if release is not None:
+        return release
+    known = ", ".join(ready.order_by("-created_at", "-id").values_list("version", flat=True)[:10]) or "none yet"
+    if version:
+        raise InputErrors([f"{source}:0: release: {version!r} is not a ready release (ready: {known})"])
+    raise InputErrors(
+        [f"{source}:0: release: no ready release to score on: scoring needs audited items (make a release first)"]
+    )
 
 
 def _batch_named(name: str | None) -> Batch | None:
@@ -265,19 +289,31 @@ def model_run_create(
     description: str = "",
     uploaded_by: User | None = None,
 ) -> ModelRun:
-    """Store a model's predictions (`{item_id, prediction, reasoning?}` a line) and queue scoring."""
-    from .tasks import model_run_score_task
+    """Store a model's predictions (`{item_id, prediction, reasoning?}` a line) and queue scoring.
 
+    The run is scored on a release (`release`: a version; blank: the latest ready release):
+    a prediction for an item that release did not audit is refused, like any bad line.
+    """
     errors: list[str] = []
     if name in RESERVED_RUN_NAMES:
         errors.append(f"{source}:0: name: {name!r} is reserved")
     elif ModelRun.objects.filter(name=name).exists():
         errors.append(f"{source}:0: name: a run named {name!r} exists already")
+    try:
+        scored_on = release_for_scoring(version=release, source=source)
+    except InputErrors as exc:
+        errors.extend(exc.errors)
+        scored_on = None
     records = _jsonl_records(lines=lines, source=source, errors=errors)
     wanted = [r.get("item_id") for _, r in records if isinstance(r.get("item_id"), str)]
     found = list(Item.objects.filter(item_id__in=wanted).values_list("item_id", "pk", "variant"))
     items = {item_id: pk for item_id, pk, _ in found}
     variants = {item_id: variant for item_id, _, variant in found}
+    audited = (
+        set(ReleaseItem.objects.filter(release=scored_on, item_id__in=items.values()).values_list("item_id", flat=True))
+        if scored_on
+        else None
+    )
     seen: dict[str, int] = {}
     rows = []
     for number, record in records:
@@ -292,6 +328,11 @@ def model_run_create(
         seen[item_id] = number
         if item_id not in items:
             errors.append(f"{where}: item_id: unknown item {item_id}")
+            continue
+        if audited is not None and items[item_id] not in audited:
+            errors.append(
+                f"{where}: item_id: {item_id} was not audited for release {scored_on.version}: only its audited items are scored"
+            )
             continue
         letter = record.get("prediction")
         letter = letter.strip().upper() if isinstance(letter, str) else letter
@@ -313,7 +354,7 @@ def model_run_create(
     run = ModelRun.objects.create(
         name=name,
         model_name=model_name,
-        release=release,
+        release=scored_on,
         description=description,
         uploaded_by=uploaded_by,
         n_predictions=len(rows),
@@ -322,7 +363,7 @@ def model_run_create(
         [Prediction(run=run, item_id=item, prediction=letter, reasoning=reasoning) for item, letter, reasoning in rows],
         batch_size=2000,
     )
-    model_run_score_task.delay_on_commit(run_id=run.pk)
+    jobs.job_queue_on_commit(ModelRun, run.pk)
     return run
 
 
@@ -330,17 +371,26 @@ def _mark(model, pk: int, **fields) -> None:
     model.objects.filter(pk=pk).update(**fields)
 
 
+def _start(model, pk: int) -> None:
+    """Any state may be scored (again): every stored number is recomputed."""
+    jobs.job_start(model, pk, running=ScoreStatus.RUNNING, from_statuses=ScoreStatus.values)
+    _mark(model, pk, error="")
+
+
 def model_run_score(*, run_id: int) -> ModelRun:
-    """Score a run against the released labels and store scores, statistics and comparisons.
+    """Score a run on its release (retained items, against the release's labels) and store
+    scores, statistics and comparisons with the runs scored on the same release.
 
     Safe to run twice: every stored number is recomputed from the predictions.
     """
-    _mark(ModelRun, run_id, status=ScoreStatus.RUNNING, error="")
+    _start(ModelRun, run_id)
     try:
-        with transaction.atomic():
+        with jobs.job_heartbeat(ModelRun, run_id), transaction.atomic():
             run = ModelRun.objects.select_for_update().get(pk=run_id)
+            if run.release_id is None:
+                raise ScoringError(f"run {run.name} names no release: upload it again naming the release to score on")
             predictions = list(run.predictions.values_list("pk", "item_id", "prediction"))
-            labels = selectors.released_labels(items=Item.objects.filter(pk__in=run.predictions.values("item_id")))
+            labels = selectors.release_labels(release_id=run.release_id, items=run.predictions.values("item_id"))
             verdicts: dict[bool | None, list[int]] = {True: [], False: [], None: []}
             for pk, item_id, letter in predictions:
                 reference = labels.get(item_id)
@@ -355,7 +405,8 @@ def model_run_score(*, run_id: int) -> ModelRun:
             run.status = ScoreStatus.SUCCEEDED
             run.scored_at = timezone.now()
             run.save(update_fields=["scores", "stats", "status", "scored_at"])
-            for other in ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED).exclude(pk=run.pk).order_by("pk"):
+            same_release = ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED, release_id=run.release_id)
+            for other in same_release.exclude(pk=run.pk).order_by("pk"):  # figures on one release only
                 first, second = sorted([run, other], key=lambda r: r.pk)
                 RunComparison.objects.update_or_create(
                     run_a=first, run_b=second, defaults={"result": selectors.runs_mcnemar(run_a=first, run_b=second)}
@@ -369,10 +420,8 @@ def model_run_score(*, run_id: int) -> ModelRun:
 @transaction.atomic
 def model_run_rescore(*, run: ModelRun) -> ModelRun:
     """Queue a new scoring of a run (e.g. after a new aggregation changed the released labels)."""
-    from .tasks import model_run_score_task
-
-    _mark(ModelRun, run.pk, status=ScoreStatus.PENDING)
-    model_run_score_task.delay_on_commit(run_id=run.pk)
+    _mark(ModelRun, run.pk, status=ScoreStatus.WAITING)
+    jobs.job_queue_on_commit(ModelRun, run.pk)
     run.refresh_from_db()
     return run
 
@@ -405,21 +454,23 @@ def baseline_pool_create(*, name: str, usernames: list[str]) -> Pool:
 
 
 @transaction.atomic
-def baseline_run_create(*, pool: Pool, started_by: User | None = None) -> BaselineRun:
-    from .tasks import baseline_run_score_task
-
-    run = BaselineRun.objects.create(pool=pool, started_by=started_by)
-    baseline_run_score_task.delay_on_commit(run_id=run.pk)
+def baseline_run_create(*, pool: Pool, release: str = "", started_by: User | None = None) -> BaselineRun:
+    """Queue the scoring of a pool's judgments on a release (blank: the latest ready one)."""
+    scored_on = release_for_scoring(version=release, source=f"pool:{pool.name}")
+    run = BaselineRun.objects.create(pool=pool, release=scored_on, started_by=started_by)
+    jobs.job_queue_on_commit(BaselineRun, run.pk)
     return run
 
 
 def baseline_run_score(*, run_id: int) -> BaselineRun:
-    """Score a pool's judgments against the released labels; safe to run twice."""
-    _mark(BaselineRun, run_id, status=ScoreStatus.RUNNING, error="")
+    """Score a pool's judgments on its release's retained items; safe to run twice."""
+    _start(BaselineRun, run_id)
     try:
-        with transaction.atomic():
+        with jobs.job_heartbeat(BaselineRun, run_id), transaction.atomic():
             run = BaselineRun.objects.select_for_update().select_related("pool").get(pk=run_id)
-            result = selectors.pool_correctness(pool=run.pool)
+            if run.release_id is None:
+                raise ScoringError(f"baseline {run.pk} names no release: start a new one")
+            result = selectors.pool_correctness(pool=run.pool, release_id=run.release_id)
             run.scores, run.by_person = result["scores"], result["by_person"]
             run.status, run.scored_at = ScoreStatus.SUCCEEDED, timezone.now()
             run.save(update_fields=["scores", "by_person", "status", "scored_at"])

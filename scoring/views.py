@@ -49,13 +49,15 @@ def run_detail(request, name):
 def compare(request):
     _require_reader(request)
     names = request.GET.get("a"), request.GET.get("b")
-    runs = {r.name: r for r in ModelRun.objects.filter(name__in=names, status=ScoreStatus.SUCCEEDED)}
-    comparison = None
+    runs = {r.name: r for r in ModelRun.objects.filter(name__in=names, status=ScoreStatus.SUCCEEDED).select_related("release")}
+    comparison = problem = None
     if all(n in runs for n in names) and names[0] != names[1]:
-        comparison = selectors.runs_compare(run_a=runs[names[0]], run_b=runs[names[1]])
+        problem = selectors.runs_comparable(run_a=runs[names[0]], run_b=runs[names[1]])
+        if problem is None:
+            comparison = selectors.runs_compare(run_a=runs[names[0]], run_b=runs[names[1]])
     return render(
         request,
         "scoring/compare.html",
-        {"comparison": comparison, "a": names[0], "b": names[1],
-         "choices": ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED)},
+        {"comparison": comparison, "problem": problem, "a": names[0], "b": names[1],
+         "choices": ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED).select_related("release")},
     )

@@ -167,6 +167,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # running task would be handed to a second worker.
 # `celery -A dialtom_site beat` (the compose file's `beat` service): the sweep that starts
 # the run of a complete batch whose own trigger was lost while Redis was down.
+# The jobs sweep (dialtom_site/jobs.py) queues jobs that waited for Redis and retries jobs
+# whose worker died: a job holder beats every DIALTOM_JOB_HEARTBEAT_SECONDS; no beat for
+# DIALTOM_JOB_STALE_SECONDS means its worker is gone (it is marked failed and queued again,
+# up to DIALTOM_JOB_MAX_ATTEMPTS starts).
 CELERY_BEAT_SCHEDULE = {
     "aggregate-due-batches": {
         "task": "aggregation.tasks.aggregate_due_batches",
@@ -177,7 +181,15 @@ CELERY_BEAT_SCHEDULE = {
         "task": "verification.tasks.overlap_refresh_due",
         "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
     },
+    "jobs-sweep": {
+        "task": "dialtom_site.jobs.jobs_sweep_task",
+        "schedule": float(env("DIALTOM_JOB_SWEEP_SECONDS", "60")),
+    },
 }
+CELERY_IMPORTS = ["dialtom_site.jobs"]
+DIALTOM_JOB_HEARTBEAT_SECONDS = float(env("DIALTOM_JOB_HEARTBEAT_SECONDS", "15"))
+DIALTOM_JOB_STALE_SECONDS = float(env("DIALTOM_JOB_STALE_SECONDS", "120"))
+DIALTOM_JOB_MAX_ATTEMPTS = int(env("DIALTOM_JOB_MAX_ATTEMPTS", "3"))
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(env("CELERY_VISIBILITY_TIMEOUT", "1800"))}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

@@ -25,14 +25,15 @@ def test_only_staff(client, verifier, db):
 def test_staff_starts_run_and_reads_status(client, staff, monkeypatch, django_capture_on_commit_callbacks):
     item = ItemFactory(batch=BatchFactory(name="b-api"))
     queued = []
-    monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: queued.append(run_id) or True)
+    monkeypatch.setattr(services, "aggregation_run_publish", queued.append)
     client.force_authenticate(staff)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/v1/aggregation-runs/", {"batches": ["b-api"]}, format="json")
     assert response.status_code == 202, response.content
     body = response.json()
-    assert body["status"] == "pending" and body["batches"] == ["b-api"] and body["started_by"] == staff.username
-    assert queued == [body["id"]]
+    # the test's transaction commits only after the response: the run was still waiting for its hand-over
+    assert body["status"] == "waiting" and body["batches"] == ["b-api"] and body["started_by"] == staff.username
+    assert queued == [body["id"]] and AggregationRun.objects.get(pk=body["id"]).status == RunStatus.PENDING
     # when the run progresses, the status endpoint shows it
     services.batch_aggregate(run_id=body["id"], batch_id=item.batch_id)
     status = client.get(f"/api/v1/aggregation-runs/{body['id']}/").json()
@@ -53,15 +54,13 @@ def test_bad_requests(client, staff):
 
 
 @pytest.mark.django_db(transaction=True)  # real commits: the dispatch runs inside the request
-def test_broker_down_gives_503(client, staff, monkeypatch):
+def test_broker_down_gives_202_and_the_run_waits(client, staff, monkeypatch):
+    from dialtom_site.celery import app
+
     ensure_domains()
     ItemFactory(batch=BatchFactory(name="b-down"))
-
-    def down(*, run_id):
-        services.aggregation_run_fail(run_id=run_id, error="not queued, broker unavailable")
-        return False
-
-    monkeypatch.setattr(services, "aggregation_run_dispatch", down)
+    monkeypatch.setitem(app.conf, "broker_write_url", "redis://127.0.0.1:1/0")  # nothing listens there
     client.force_authenticate(staff)
-    r = client.post("/api/v1/aggregation-runs/", {"all": True}, format="json")
-    assert r.status_code == 503 and r.json()["status"] == "failed"
+    r = client.post("/api/v1/aggregation-runs/", {"batches": ["b-down"]}, format="json")
+    assert r.status_code == 202 and r.json()["status"] == "waiting" and r.json()["error"] == ""
+    assert AggregationRun.objects.get(pk=r.json()["id"]).status == RunStatus.WAITING

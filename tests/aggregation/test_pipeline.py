@@ -158,11 +158,13 @@ def test_aggregate_command_unknown_batch(db):
 def test_batch_maybe_aggregate(loaded, django_capture_on_commit_callbacks, monkeypatch):
     batch = Batch.objects.get(name="batch-003")
     dispatched = []
-    monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: dispatched.append(run_id) or True)
+    monkeypatch.setattr(services, "aggregation_run_publish", dispatched.append)
     # complete batch: one run, dispatched on commit
     with django_capture_on_commit_callbacks(execute=True):
         run = services.batch_maybe_aggregate(batch_id=batch.pk)
     assert run is not None and run.trigger == "auto" and dispatched == [run.pk]
+    run.refresh_from_db()
+    assert run.status == RunStatus.PENDING  # handed to the broker
     # same judgments again: nothing new
     with django_capture_on_commit_callbacks(execute=True):
         assert services.batch_maybe_aggregate(batch_id=batch.pk) is None
@@ -188,10 +190,12 @@ def test_dispatch_survives_broker_down(loaded, monkeypatch, caplog):
 
     monkeypatch.setattr(celery, "chord", DownChord)
     run = services.aggregation_run_create(batch_ids=[loaded["batch-001"]], trigger="auto", dispatch=False)
+    run.status = RunStatus.WAITING
+    run.save(update_fields=["status"])
     assert services.aggregation_run_dispatch(run_id=run.pk) is False
     run.refresh_from_db()
-    assert run.status == RunStatus.FAILED and "broker unavailable" in run.error
-    assert "not queued" in caplog.text
+    assert run.status == RunStatus.WAITING and run.error == ""  # kept for the sweep, not failed
+    assert "waits: broker unavailable" in caplog.text
 
 
 def test_agreement_matches_irrcac_on_the_batch_and_pooled(loaded):
@@ -214,6 +218,7 @@ def test_agreement_matches_irrcac_on_the_batch_and_pooled(loaded):
 def test_unreachable_redis_fails_fast_and_never_raises(loaded, monkeypatch, django_capture_on_commit_callbacks):
     import time
 
+    from dialtom_site import jobs
     from dialtom_site.celery import app
 
     monkeypatch.setitem(app.conf, "broker_write_url", "redis://127.0.0.1:1/0")  # nothing listens there
@@ -222,16 +227,22 @@ def test_unreachable_redis_fails_fast_and_never_raises(loaded, monkeypatch, djan
         run = services.batch_maybe_aggregate(batch_id=loaded["batch-002"])
     assert time.monotonic() - started < 5
     run.refresh_from_db()
-    assert run.status == RunStatus.FAILED and "broker unavailable" in run.error
-    # a failed dispatch does not block the next try on the same judgments
-    monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: True)
+    assert run.status == RunStatus.WAITING and run.error == ""
+    # the waiting run is the run of these judgments: no second one; the sweep hands it over
     with django_capture_on_commit_callbacks(execute=True):
-        assert services.batch_maybe_aggregate(batch_id=loaded["batch-002"]) is not None
+        assert services.batch_maybe_aggregate(batch_id=loaded["batch-002"]) is None
+    assert jobs.jobs_sweep()["aggregation"]["waiting"] == [run.pk]  # Redis still down: still waiting
+    monkeypatch.setitem(app.conf, "broker_write_url", None)  # Redis is back
+    sent = []
+    monkeypatch.setattr(services, "aggregation_run_publish", sent.append)
+    assert jobs.jobs_sweep()["aggregation"]["sent"] == [run.pk] and sent == [run.pk]
+    run.refresh_from_db()
+    assert run.status == RunStatus.PENDING
 
 
 def test_aggregate_due_starts_each_complete_batch_once(loaded, monkeypatch, capsys, django_capture_on_commit_callbacks):
     dispatched = []
-    monkeypatch.setattr(services, "aggregation_run_dispatch", lambda run_id: dispatched.append(run_id) or True)
+    monkeypatch.setattr(services, "aggregation_run_publish", dispatched.append)
     with django_capture_on_commit_callbacks(execute=True):
         call_command("aggregate", "--due", "--json")
     started = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["runs_started"]

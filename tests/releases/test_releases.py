@@ -110,7 +110,9 @@ def test_make_release_json(world, release_root, capsys):
     jsonl = result["files"]["items.jsonl"]
     assert jsonl["path"] == str(release_root / "2026.1" / "items.jsonl")
     assert jsonl["sha256"] == hashlib.sha256(open(jsonl["path"], "rb").read()).hexdigest()
-    assert set(result["files"]) == {"items.jsonl", "items.csv", "items.parquet", "references.jsonl", "manifest.json"}
+    assert set(result["files"]) == {
+        "items.jsonl", "items.csv", "items.parquet", "results.csv", "judgments.csv", "references.jsonl", "manifest.json"
+    }
     with pytest.raises(CommandError, match="--version"):
         call_command("make_release", "--version", "2026.1")
 
@@ -185,7 +187,7 @@ def test_staff_creates_a_release_through_the_api(world, django_capture_on_commit
     client = api_client(StaffFactory())
     with django_capture_on_commit_callbacks() as callbacks:
         response = client.post("/api/v1/releases/", {"version": "api-1"}, format="json")
-    assert response.status_code == 202 and response.json()["status"] == "pending"
+    assert response.status_code == 202 and response.json()["status"] == "waiting"  # handed over on commit
     assert len(callbacks) == 1  # the build is queued after commit
     assert client.post("/api/v1/releases/", {"version": "api-1"}, format="json").status_code == 400
 
@@ -206,7 +208,7 @@ def test_make_release_async_queues_the_build(world, capsys, django_capture_on_co
     with django_capture_on_commit_callbacks() as callbacks:
         call_command("make_release", "--async", "--json")
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["version"] == "v1" and result["status"] == "pending" and result["files"] == {}
+    assert result["version"] == "v1" and result["status"] == "waiting" and result["files"] == {}
     assert len(callbacks) == 1
 
 

@@ -59,7 +59,10 @@ def release(db):
 
     - mi-s0001: retrospective trust (C) and belief (B), prospective (A) with Easy and counterfactual variants
     - esc-s0002: retrospective trust (C), prospective (A)
-    - mi-s0003: prospective (A), dropped by the aggregation (not released)
+    - mi-s0003: prospective (A), dropped by the aggregation (not released); its Easy
+      variant was never audited
+
+    Release v1 holds every audited item (`dropped` not retained, `dropped-easy` absent).
     """
     from aggregation.models import AggregationRun, ItemResult, RunStatus
     from tests.factories import domain
@@ -94,4 +97,22 @@ def release(db):
         item = items[key]
         ItemResult.objects.create(run=run, item=item, batch=item.batch, label=item.answer, posterior=0.9,
                                   n_judgments=3, retained=key != "dropped")
+    release_of(items, unaudited=UNAUDITED, dropped={"dropped"})  # ready release v1
     return items
+
+
+def release_of(items: dict, *, unaudited: set[str], dropped: set[str], version: str = "v1"):
+    """A ready release whose audited items are `items` but `unaudited`; `dropped` audited, not retained."""
+    from releases.models import Release, ReleaseItem, ReleaseStatus
+
+    release = Release.objects.create(version=version, status=ReleaseStatus.READY)
+    ReleaseItem.objects.bulk_create(
+        ReleaseItem(release=release, item=item, label=item.answer if key not in dropped else "NONE", posterior=0.9,
+                    n_judgments=3, retained=key not in dropped)
+        for key, item in items.items()
+        if key not in unaudited
+    )
+    return release
+
+
+UNAUDITED = {"dropped-easy"}

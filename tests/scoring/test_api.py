@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 from scoring.models import ModelRun
 from scoring.services import model_run_create, model_run_score
 
-from .conftest import jsonl
+from .conftest import UNAUDITED, jsonl
 
 
 def client_for(user):
@@ -19,7 +19,9 @@ def client_for(user):
 def two_runs(release):
     runs = []
     for name, wrong in [("model-a", {}), ("model-b", {"mi-trust": "A"})]:
-        records = [{"item_id": i.item_id, "prediction": wrong.get(k, i.answer)} for k, i in release.items()]
+        records = [
+            {"item_id": i.item_id, "prediction": wrong.get(k, i.answer)} for k, i in release.items() if k not in UNAUDITED
+        ]
         run = model_run_create(name=name, model_name=name, lines=jsonl(records), source="x")
         runs.append(model_run_score(run_id=run.pk))
     return runs
@@ -90,7 +92,7 @@ def test_rescore_queues_the_job_and_bad_files_are_refused(two_runs, staff, reade
     client = client_for(staff)
     with django_capture_on_commit_callbacks() as callbacks:
         response = client.post(reverse("api-model-rescore", args=["model-a"]))
-    assert response.status_code == 202 and response.json()["status"] == "pending"
+    assert response.status_code == 202 and response.json()["status"] == "waiting"  # handed to the broker on commit
     assert len(callbacks) == 1
     assert client_for(reader).post(reverse("api-model-rescore", args=["model-a"])).status_code == 403
     response = client.post(
@@ -99,3 +101,22 @@ def test_rescore_queues_the_job_and_bad_files_are_refused(two_runs, staff, reade
         format="multipart",
     )
     assert response.status_code == 400 and "p.jsonl:0: file: not UTF-8" in response.json()["errors"][0]
+
+
+def test_scoring_unaudited_items_is_a_400_and_the_leaderboard_names_the_release(two_runs, release, staff, reader):
+    response = client_for(staff).post(
+        reverse("api-models"),
+        {"name": "greedy", "model_name": "Greedy", "release": "v1",
+         "predictions": [{"item_id": release["dropped-easy"].item_id, "prediction": "A"}]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "errors": [f"predictions:1: item_id: {release['dropped-easy'].item_id} was not audited for release v1: "
+                   "only its audited items are scored"]
+    }
+    assert [r["release"] for r in client_for(reader).get(reverse("api-models")).json()] == ["v1", "v1"]
+    client = APIClient()
+    client.force_login(reader)
+    page = client.get(reverse("leaderboard")).content.decode()
+    assert page.count('<td class="release">v1</td>') == 2

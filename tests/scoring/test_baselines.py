@@ -1,9 +1,10 @@
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from accounts.models import Pool, Role
+from releases.models import Release
 from scoring.models import BaselineRun, ScoreStatus
 from scoring.selectors import pool_correctness
 from scoring.services import InputErrors, baseline_pool_create, baseline_run_create, baseline_run_score
@@ -37,9 +38,11 @@ def test_pool_correctness_against_released_labels(release, lay_pool):
     for item, label in [(release["mi-trust"], "NONE"), (release["esc-prosp"], "A")]:
         JudgmentFactory(item=item, verifier=lay2, label=label)
     JudgmentFactory(item=release["mi-belief"], verifier=verifier, label="B")
-    result = pool_correctness(pool=lay_pool)
+    JudgmentFactory(item=release["dropped-easy"], verifier=lay2, label="D",
+                    batch=release["dropped"].batch)  # never audited for v1: left out
+    result = pool_correctness(pool=lay_pool, release_id=Release.objects.get(version="v1").pk)
     scores = result["scores"]
-    assert scores["n_unreleased"] == 1
+    assert scores["n_unreleased"] == 1 and scores["n_unaudited"] == 1
     assert (scores["overall"]["n"], scores["overall"]["correct"]) == (5, 3)
     assert scores["variant"]["counterfactual"]["baseline"] == 0.2
     assert scores["task"]["retrospective"] == {"n": 3, "correct": 1, "rate": 1 / 3, "baseline": 0.25}
@@ -55,16 +58,23 @@ def test_baseline_run_stores_the_result(release, lay_pool, django_capture_on_com
         run = baseline_run_create(pool=lay_pool)
     assert len(callbacks) == 1  # the scoring job is queued after commit
     run = baseline_run_score(run_id=run.pk)
-    assert run.status == ScoreStatus.SUCCEEDED and run.overall_rate == 1.0
+    assert run.status == ScoreStatus.SUCCEEDED and run.overall_rate == 1.0 and run.release.version == "v1"
 
 
-def test_baseline_command(lay_pool, capsys, django_capture_on_commit_callbacks):
+def test_baseline_command(release, lay_pool, capsys, django_capture_on_commit_callbacks):
     UserFactory(username="lay3")
     with django_capture_on_commit_callbacks():
-        call_command("baseline", "lay", "--members", "lay3", "--score", "--json")
+        call_command("baseline", "lay", "--members", "lay3", "--score", "--release", "v1", "--json")
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["members"] == 3 and BaselineRun.objects.filter(pk=summary["baseline_run"]).exists()
+    assert summary["release"] == "v1"
     assert Pool.objects.get(name="lay").members.count() == 3
+
+
+def test_a_baseline_needs_a_release(lay_pool):
+    with pytest.raises(CommandError, match="no ready release to score on"):
+        call_command("baseline", "lay", "--score")
+    assert not BaselineRun.objects.exists()
 
 
 def test_participants_answer_through_the_same_audit_queue(lay_pool):
@@ -82,4 +92,9 @@ def test_participants_answer_through_the_same_audit_queue(lay_pool):
     displayed = "ABCD"[claim.display_order.index("C")]
     judgment = judgment_submit(verifier=lay1, claim_id=claim.pk, choice=displayed, idempotency_key=uuid.uuid4()).judgment
     assert judgment.label == "C" and judgment.verifier.excluded_from_aggregation
-    assert pool_correctness(pool=lay_pool)["scores"]["overall"]["n"] == 1
+    # Scored on a release that audited the item (by verifiers; the participant is never aggregated)
+    from releases.models import Release, ReleaseItem, ReleaseStatus
+
+    v1 = Release.objects.create(version="v1", status=ReleaseStatus.READY)
+    ReleaseItem.objects.create(release=v1, item=judgment.item, label="C", posterior=0.9, n_judgments=3, retained=True)
+    assert pool_correctness(pool=lay_pool, release_id=v1.pk)["scores"]["overall"]["n"] == 1

@@ -6,7 +6,7 @@ import pytest
 from scoring.models import ModelRun, ScoreStatus
 from scoring.services import model_run_create
 
-from .conftest import jsonl, prospective, retrospective
+from .conftest import jsonl, prospective, release_of, retrospective
 
 pytestmark = [pytest.mark.celery]
 
@@ -24,6 +24,7 @@ def wait_for(predicate, timeout=30.0):
 def test_uploaded_predictions_are_scored_by_the_worker(celery_worker):
     item = prospective("mi-s0001")
     retro = retrospective(item.context)
+    release_of({"prosp": item, "retro": retro}, unaudited=set(), dropped=set())
     records = [{"item_id": item.item_id, "prediction": "A"}, {"item_id": retro.item_id, "prediction": "B"}]
     run = model_run_create(name="celery-run", model_name="Worker", lines=jsonl(records), source="w.jsonl")
 
@@ -32,3 +33,4 @@ def test_uploaded_predictions_are_scored_by_the_worker(celery_worker):
     assert run.status == ScoreStatus.SUCCEEDED, run.error
     assert run.scores["overall"] == {"n": 2, "correct": 1, "rate": 0.5, "baseline": 0.25}
     assert run.scores["task"]["prospective"]["rate"] == 1.0
+    assert run.release.version == "v1" and run.attempts == 1 and run.heartbeat_at is not None

@@ -5,10 +5,11 @@ from django.core.management import CommandError, call_command
 
 from aggregation.models import AggregationRun, ItemResult, RunStatus
 from scoring import selectors, stats
+from releases.models import Release
 from scoring.models import ModelRun, Prediction, RunComparison, ScoreStatus
 from scoring.services import InputErrors, model_run_create, model_run_score
 
-from .conftest import jsonl
+from .conftest import UNAUDITED, jsonl, release_of
 
 
 def upload(name, predictions, **kwargs):
@@ -16,24 +17,66 @@ def upload(name, predictions, **kwargs):
 
 
 def answers(release, overrides=None):
-    """Right answers for every item, with `overrides` {key: letter}."""
+    """Right answers for every audited item, with `overrides` {key: letter}."""
     overrides = overrides or {}
-    return [{"item_id": item.item_id, "prediction": overrides.get(key, item.answer)} for key, item in release.items()]
+    return [
+        {"item_id": item.item_id, "prediction": overrides.get(key, item.answer)}
+        for key, item in release.items()
+        if key not in UNAUDITED
+    ]
 
 
-def test_released_labels_use_latest_succeeded_run_and_fall_back_to_the_answer_key(release):
+def test_release_labels_are_the_releases_own(release):
+    # A newer aggregation changes nothing for a release already made: it is immutable.
     newer = AggregationRun.objects.create(status=RunStatus.SUCCEEDED)
     ItemResult.objects.create(run=newer, item=release["mi-trust"], batch=release["mi-trust"].batch, label="D",
                               posterior=0.8, n_judgments=3, retained=True)
-    failed = AggregationRun.objects.create(status=RunStatus.FAILED)
-    ItemResult.objects.create(run=failed, item=release["mi-belief"], batch=release["mi-belief"].batch, label="A",
-                              posterior=0.8, n_judgments=3, retained=True)
-    labels = selectors.released_labels()
-    assert labels[release["mi-trust"].pk] == "D"  # the latest run wins
-    assert labels[release["mi-belief"].pk] == "B"  # failed runs do not count
-    assert labels[release["dropped"].pk] is None  # not retained: not released
-    assert labels[release["dropped-easy"].pk] is None  # derived from a dropped item
-    assert labels[release["mi-easy"].pk] == "B" and labels[release["mi-cf"].pk] == "NOTA"  # no aggregation: answer key
+    labels = selectors.release_labels(release_id=Release.objects.get(version="v1").pk)
+    assert labels[release["mi-trust"].pk] == "C"
+    assert labels[release["dropped"].pk] is None  # audited, not retained: not scored
+    assert release["dropped-easy"].pk not in labels  # never audited for v1
+    assert labels[release["mi-easy"].pk] == "B" and labels[release["mi-cf"].pk] == "NOTA"
+
+
+def test_predictions_for_unaudited_items_are_refused(release, tmp_path):
+    lines = jsonl(answers(release)) + [json.dumps({"item_id": release["dropped-easy"].item_id, "prediction": "D"})]
+    with pytest.raises(InputErrors) as caught:
+        model_run_create(name="all-items", model_name="All", lines=lines, source="p.jsonl")
+    assert caught.value.errors == [
+        f"p.jsonl:9: item_id: {release['dropped-easy'].item_id} was not audited for release v1: "
+        "only its audited items are scored"
+    ]
+    assert not ModelRun.objects.exists()
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(lines))
+    with pytest.raises(CommandError, match="was not audited for release v1"):
+        call_command("import_predictions", str(path), "--name", "cmd", "--model", "Cmd", "--release", "v1")
+
+
+def test_a_run_is_scored_on_the_release_it_names(release):
+    # Given a second release where mi-trust's label changed and esc-trust was dropped
+    items = {k: v for k, v in release.items() if k not in UNAUDITED}
+    v2 = release_of(items, unaudited=set(), dropped={"dropped", "esc-trust"}, version="v2")
+    ReleaseItem = v2.items.model
+    ReleaseItem.objects.filter(release=v2, item=release["mi-trust"]).update(label="D")
+    on_v1 = model_run_score(run_id=upload("on-v1", answers(release), release="v1").pk)
+    latest = model_run_score(run_id=upload("on-latest", answers(release)).pk)  # blank: the latest ready release
+    assert on_v1.release.version == "v1" and on_v1.overall_rate == 1.0 and on_v1.scores["n_unreleased"] == 1
+    assert latest.release == v2 and latest.scores["n_unreleased"] == 2
+    assert latest.scores["overall"] == {**latest.scores["overall"], "n": 6, "correct": 5}  # mi-trust: C is wrong on v2
+    # Runs on different releases are not compared
+    assert not RunComparison.objects.exists()
+    assert "different releases (v1, v2)" in selectors.runs_comparable(run_a=on_v1, run_b=latest)
+    with pytest.raises(InputErrors, match="release: 'v9' is not a ready release \\(ready: v2, v1\\)"):
+        upload("nowhere", answers(release), release="v9")
+
+
+def test_no_release_no_scoring(db):
+    from tests.factories import ItemFactory
+
+    item = ItemFactory()
+    with pytest.raises(InputErrors, match="no ready release to score on"):
+        upload("early", [{"item_id": item.item_id, "prediction": "A"}])
 
 
 def test_scoring_stores_rates_per_facet_and_leaves_unreleased_items_out(release):
@@ -41,7 +84,7 @@ def test_scoring_stores_rates_per_facet_and_leaves_unreleased_items_out(release)
     run = model_run_score(run_id=run.pk)
     assert run.status == ScoreStatus.SUCCEEDED
     scores = run.scores
-    assert scores["n_unreleased"] == 2
+    assert scores["n_unreleased"] == 1
     assert scores["overall"]["n"] == 7 and scores["overall"]["correct"] == 3
     assert scores["overall"]["baseline"] == pytest.approx((6 * 0.25 + 0.2) / 7)
     assert scores["task"]["retrospective"] == {"n": 3, "correct": 2, "rate": 2 / 3, "baseline": 0.25}
@@ -54,7 +97,8 @@ def test_scoring_stores_rates_per_facet_and_leaves_unreleased_items_out(release)
         "belief": {"n": 1, "correct": 0, "rate": 0.0, "baseline": 0.25},
         "trust": {"n": 6, "correct": 3, "rate": 0.5, "baseline": pytest.approx((5 * 0.25 + 0.2) / 6)},
     }
-    assert Prediction.objects.filter(run=run, correct=None).count() == 2
+    assert Prediction.objects.filter(run=run, correct=None).count() == 1
+    assert run.release.version == "v1"
     gap = run.stats["retrospective_vs_prospective"]
     assert gap["table"] == [[2, 1], [0, 2]]
     assert gap == stats.chi_square_gap(a_correct=2, a_wrong=1, b_correct=0, b_wrong=2)
@@ -108,7 +152,8 @@ def test_commands_upload_and_score(release, tmp_path, capsys):
     path = tmp_path / "preds.jsonl"
     path.write_text("\n".join(jsonl(answers(release))))
     call_command("import_predictions", str(path), "--name", "cmd-model", "--model", "Cmd", "--json")
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["predictions"] == 9
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["predictions"] == 8 and report["release"] == "v1"
     call_command("score_run", "cmd-model", "--json")
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["status"] == "succeeded" and summary["overall"]["rate"] == 1.0

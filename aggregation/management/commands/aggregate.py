@@ -49,7 +49,7 @@ class Command(ReportCommand):
                 run = services.aggregation_run_execute(run_id=run.pk)
             except Exception as exc:
                 raise CommandError(f"run {run.pk} failed: {exc!r}") from exc
-        elif options["no_wait"]:
+        elif options["no_wait"] or self._waits(run):
             run.refresh_from_db()
             return {"run": run.pk, "status": run.status, "batches": len(batch_ids)}
         else:
@@ -66,12 +66,21 @@ class Command(ReportCommand):
 
         return selectors.run_summary(run=run)
 
+    @staticmethod
+    def _waits(run) -> bool:
+        """The broker was down: the run waits for the jobs sweep; do not wait for it here."""
+        run.refresh_from_db()
+        return run.status == RunStatus.WAITING
+
     def summary(self, report):
         if "runs_started" in report:
             yield f"{len(report['runs_started'])} run(s) started: {report['runs_started']}"
             return
-        if "totals" not in report:  # --no-wait: queued, not done
-            yield f"run {report['run']} queued ({report['batches']} batches)"
+        if "totals" not in report:  # --no-wait, or the broker is down: queued, not done
+            if report["status"] == RunStatus.WAITING:
+                yield f"run {report['run']} waits for the broker ({report['batches']} batches): the jobs sweep queues it"
+            else:
+                yield f"run {report['run']} queued ({report['batches']} batches)"
             return
         for b in report["batches"]:
             ac1 = "-" if b["ac1"] is None else f"{b['ac1']:.3f}"

@@ -14,6 +14,7 @@ class Command(JsonCommand):
         parser.add_argument("pool")
         parser.add_argument("--members", help="comma-separated usernames to add as baseline participants")
         parser.add_argument("--score", action="store_true", help="queue the pool's baseline scoring job")
+        parser.add_argument("--release", default="", help="the ready release to score on (default: the latest)")
 
     def run(self, **options):
         summary = {"pool": options["pool"]}
@@ -25,5 +26,7 @@ class Command(JsonCommand):
             pool = Pool.objects.filter(name=options["pool"]).first()
             if pool is None:
                 raise CommandError(f"pool: unknown pool {options['pool']}")
-            summary["baseline_run"] = baseline_run_create(pool=pool).pk
+            run = baseline_run_create(pool=pool, release=options["release"])
+            summary["baseline_run"] = run.pk
+            summary["release"] = run.release.version
         return summary

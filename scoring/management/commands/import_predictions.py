@@ -13,7 +13,7 @@ class Command(JsonCommand):
         parser.add_argument("path")
         parser.add_argument("--name", required=True, help="the run's unique slug")
         parser.add_argument("--model", required=True, help="the model's display name")
-        parser.add_argument("--release", default="")
+        parser.add_argument("--release", default="", help="the ready release to score on (default: the latest)")
         parser.add_argument("--description", default="")
 
     def run(self, **options):
@@ -23,4 +23,8 @@ class Command(JsonCommand):
                 name=options["name"], model_name=options["model"], release=options["release"],
                 description=options["description"], lines=read_lines(path), source=path,
             )
-        return {"run": run.name, "id": run.pk, "predictions": run.n_predictions, "status": run.status, "queued": True}
+        run.refresh_from_db()
+        return {
+            "run": run.name, "id": run.pk, "release": run.release.version, "predictions": run.n_predictions,
+            "status": run.status, "queued": True,
+        }

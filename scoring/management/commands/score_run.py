@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from scoring.models import ModelRun
-from scoring.services import model_run_score
+from scoring.services import ScoringError, model_run_score
 
 from ._base import JsonCommand
 
@@ -17,5 +17,8 @@ class Command(JsonCommand):
         run = ModelRun.objects.filter(name=options["name"]).first()
         if run is None:
             raise CommandError(f"name: unknown run {options['name']}")
-        run = model_run_score(run_id=run.pk)
-        return {"run": run.name, "status": run.status, "overall": run.scores["overall"], "stats": run.stats}
+        try:
+            run = model_run_score(run_id=run.pk)
+        except ScoringError as exc:
+            raise CommandError(str(exc)) from exc
+        return {"run": run.name, "release": run.release.version, "status": run.status, "overall": run.scores["overall"], "stats": run.stats}
