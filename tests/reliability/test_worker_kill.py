@@ -27,10 +27,10 @@ from .helpers import ROOT, ensure_domains, subprocess_env
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery]
 
 
-def _worker(queue: str, log, **env) -> subprocess.Popen:
+def _worker(queue: str, log, settings_module: str = "tests.reliability.settings_fault", **env) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "tests/reliability/fault_worker.py", queue], cwd=ROOT,
-        env=subprocess_env(DJANGO_SETTINGS_MODULE="tests.reliability.settings_fault", CELERY_TASK_DEFAULT_QUEUE=queue, **env),
+        env=subprocess_env(DJANGO_SETTINGS_MODULE=settings_module, CELERY_TASK_DEFAULT_QUEUE=queue, **env),
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
 
