@@ -15,7 +15,7 @@ from .models import AggregationRun
 class RunStartSerializer(serializers.Serializer):
     batches = serializers.ListField(
         child=serializers.CharField(max_length=100), required=False, allow_empty=False,
-        help_text="batch names; leave out (or set all=true) for every batch that has items",
+        help_text="batch names; leave out (or set all=true) for every batch that holds judgments",
     )
     all = serializers.BooleanField(required=False, default=False)
 
@@ -30,9 +30,9 @@ class RunStartSerializer(serializers.Serializer):
                 raise serializers.ValidationError({"batches": f"unknown batch(es): {', '.join(unknown)}"})
             attrs["batch_ids"] = [found[n] for n in names]
         else:
-            attrs["batch_ids"] = selectors.batch_ids_with_items()
+            attrs["batch_ids"] = selectors.batch_ids_audited()
             if not attrs["batch_ids"]:
-                raise serializers.ValidationError("no batch has items")
+                raise serializers.ValidationError("no batch has judgments yet: nothing to aggregate")
         return attrs
 
 

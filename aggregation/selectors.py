@@ -52,9 +52,11 @@ def categories_for(*, variants) -> list[str]:
     return cats + list(BASE_CATEGORIES[4:])
 
 
-def batch_ids_with_items() -> list[int]:
-    """The batches an "aggregate everything" covers: every batch that has items, by id."""
-    return list(Batch.objects.filter(items__isnull=False).distinct().order_by("pk").values_list("pk", flat=True))
+def batch_ids_audited() -> list[int]:
+    """The batches an "aggregate everything" covers (`aggregate --all`, the API's `all`, the
+    dashboard's button, the sweep): every batch that holds a judgment, by id. A batch no one
+    has audited has nothing to aggregate: its items would only dilute retention."""
+    return list(Judgment.objects.order_by("batch_id").values_list("batch_id", flat=True).distinct())
 
 
 def batch_is_complete(*, batch_id: int, overlap: int) -> bool:
@@ -120,11 +122,12 @@ GROUP_FIELDS = {
 
 
 def retention_rates(*, by: str) -> list[dict]:
-    """Retention of the current results per `task`, `domain`, `attribute` or `batch` (gold items left out)."""
+    """Retention of the current results per `task`, `domain`, `attribute` or `batch`, over
+    audited items (gold items and items without a judgment left out)."""
     field = GROUP_FIELDS[by]
     rows = (
         current_item_results()
-        .filter(item__is_gold=False)
+        .filter(item__is_gold=False, n_judgments__gt=0)
         .values(field)
         .annotate(items=Count("id"), retained=Count("id", filter=Q(retained=True)))
         .order_by(field)

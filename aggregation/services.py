@@ -386,7 +386,7 @@ def batches_aggregate_due() -> list[int]:
     `batch_maybe_aggregate` never starts a second run on the same judgments.
     """
     started = []
-    for batch_id in selectors.batch_ids_with_items():
+    for batch_id in selectors.batch_ids_audited():
         run = batch_maybe_aggregate(batch_id=batch_id)
         if run is not None:
             started.append(run.pk)

@@ -40,16 +40,16 @@ def verifier_exclude(*, verifier: User, reason: str, by: User, excluded: bool = 
 
 
 def aggregation_start(*, by: User):
-    """Starts one aggregation run over every batch that has items (a Celery chord, queued
+    """Starts one aggregation run over every batch that holds judgments (a Celery chord, queued
     after commit). Raises ActionError with a clear message when it cannot."""
     try:
         from aggregation import selectors as aggregation_selectors  # noqa: PLC0415 - optional app
         from aggregation import services as aggregation  # noqa: PLC0415
     except ImportError as exc:
         raise ActionError("Aggregation is not available on this installation.") from exc
-    batch_ids = aggregation_selectors.batch_ids_with_items()
+    batch_ids = aggregation_selectors.batch_ids_audited()
     if not batch_ids:
-        raise ActionError("No batch has items yet: nothing to aggregate.")
+        raise ActionError("No batch has judgments yet: nothing to aggregate.")
     try:
         return aggregation.aggregation_run_create(batch_ids=batch_ids, trigger="dashboard", started_by=by)
     except aggregation.AggregationError as exc:

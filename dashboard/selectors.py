@@ -282,39 +282,55 @@ def agreement_overview() -> dict:
 
 
 def retention_overview(*, last_runs: int = 10) -> dict:
-    """Retained / total per task, domain, attribute × task (current runs), and per succeeded run (8 queries)."""
+    """Retained / total audited items per task, domain, attribute × task (current runs), and
+    per succeeded run (8 queries).
+
+    A run's `change` compares like with like: its rate on the batches an earlier run in the
+    window also covered, minus the rate of those batches' latest earlier results (`change_batches`
+    says how many); a run on batches never aggregated before has no change.
+    """
     pairs = current_batch_runs()
     counts = retention_counts(pairs=pairs)
     runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("-id")[:last_runs])
-    per_run = {}
+    per_run: dict[int, dict[tuple[int, str], tuple[int, int]]] = {}
     rows = (
-        ItemResult.objects.filter(run__in=[r.id for r in runs], item__is_gold=False)
-        .values("run_id", "item__task")
+        ItemResult.objects.filter(run__in=[r.id for r in runs], item__is_gold=False, n_judgments__gt=0)
+        .values("run_id", "batch_id", "item__task")
         .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True)))
-        .order_by("run_id", "item__task")
+        .order_by("run_id", "batch_id", "item__task")
     )
     for row in rows:
-        per_run.setdefault(row["run_id"], {})[row["item__task"]] = (row["retained"], row["total"])
+        per_run.setdefault(row["run_id"], {})[(row["batch_id"], row["item__task"])] = (row["retained"], row["total"])
+
+    def sums(cells, *, batches=None, task=None) -> tuple[int, int]:
+        picked = [v for (b, t), v in cells.items() if (batches is None or b in batches) and (task is None or t == task)]
+        return sum(v[0] for v in picked), sum(v[1] for v in picked)
+
     history = []
-    previous = None
+    latest: dict[tuple[int, str], tuple[int, int]] = {}  # (batch, task) -> the latest earlier result
     for run in sorted(runs, key=lambda r: r.id):
-        tasks = per_run.get(run.id, {})
-        retained = sum(v[0] for v in tasks.values())
-        total = sum(v[1] for v in tasks.values())
-        rate = _ratio(retained, total)
+        cells = per_run.get(run.id, {})
+        batches = {b for b, _ in cells}
+        retained, total = sums(cells)
+        common = batches & {b for b, _ in latest}
+        change = None
+        if common:
+            before, now = _ratio(*sums(latest, batches=common)), _ratio(*sums(cells, batches=common))
+            change = None if before is None or now is None else now - before
         history.append(
             {
                 "run": run.id,
                 "finished_at": run.finished_at,
                 "total": total,
                 "retained": retained,
-                "rate": rate,
-                "retrospective": _ratio(*tasks.get("retrospective", (0, 0))),
-                "prospective": _ratio(*tasks.get("prospective", (0, 0))),
-                "change": None if previous is None or rate is None else rate - previous,
+                "rate": _ratio(retained, total),
+                "retrospective": _ratio(*sums(cells, task="retrospective")),
+                "prospective": _ratio(*sums(cells, task="prospective")),
+                "change": change,
+                "change_batches": len(common),
             }
         )
-        previous = rate if rate is not None else previous
+        latest = {key: value for key, value in latest.items() if key[0] not in batches} | cells  # replaced, not merged
     history.reverse()
 
     def table(key):
@@ -330,10 +346,10 @@ def retention_overview(*, last_runs: int = 10) -> dict:
 
 
 def _retention_by_attribute_and_task(*, pairs) -> list[dict]:
-    """Per attribute: retained / total over both tasks and for each (a prospective item's
-    attribute is the state its distractors were made for), one query."""
+    """Per attribute: retained / total audited items over both tasks and for each (a prospective
+    item's attribute is the state its distractors were made for), one query."""
     rows = (
-        current_item_results(pairs=pairs).values("item__attribute", "item__task")
+        current_item_results(pairs=pairs).filter(n_judgments__gt=0).values("item__attribute", "item__task")
         .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True)))
         .order_by("item__attribute", "item__task")
     )

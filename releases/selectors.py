@@ -116,8 +116,9 @@ def domain_roles() -> dict[str, dict[str, str]]:
 
 
 def retention_counts(*, pairs: dict[int, int]) -> dict[str, dict[str, dict]]:
-    """Retained / total per task, domain, attribute and batch of the current runs (4 queries)."""
-    base = current_item_results(pairs=pairs)
+    """Retained / total audited items per task, domain, attribute and batch of the current runs
+    (4 queries): an item without a judgment is not part of any retention figure."""
+    base = current_item_results(pairs=pairs).filter(n_judgments__gt=0)
     out: dict[str, dict[str, dict]] = {}
     for key, field in (
         ("task", "item__task"),

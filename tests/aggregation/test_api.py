@@ -49,7 +49,7 @@ def test_bad_requests(client, staff):
     r = client.post("/api/v1/aggregation-runs/", {"batches": ["nope"]}, format="json")
     assert r.status_code == 400 and "unknown batch" in str(r.json())
     r = client.post("/api/v1/aggregation-runs/", {}, format="json")
-    assert r.status_code == 400 and "no batch has items" in str(r.json())
+    assert r.status_code == 400 and "no batch has judgments yet" in str(r.json())
     assert client.get("/api/v1/aggregation-runs/999999/").status_code == 404
 
 
@@ -64,3 +64,16 @@ def test_broker_down_gives_202_and_the_run_waits(client, staff, monkeypatch):
     r = client.post("/api/v1/aggregation-runs/", {"batches": ["b-down"]}, format="json")
     assert r.status_code == 202 and r.json()["status"] == "waiting" and r.json()["error"] == ""
     assert AggregationRun.objects.get(pk=r.json()["id"]).status == RunStatus.WAITING
+
+
+def test_all_means_every_audited_batch(client, staff, monkeypatch, django_capture_on_commit_callbacks):
+    from tests.factories import JudgmentFactory
+
+    audited = ItemFactory(batch=BatchFactory(name="b-audited"))
+    ItemFactory(batch=BatchFactory(name="b-idle"))
+    JudgmentFactory(item=audited, batch=audited.batch)
+    monkeypatch.setattr(services, "aggregation_run_publish", lambda run_id: None)
+    client.force_authenticate(staff)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/aggregation-runs/", {"all": True}, format="json")
+    assert response.status_code == 202 and response.json()["batches"] == ["b-audited"]

@@ -253,3 +253,17 @@ def test_aggregate_due_starts_each_complete_batch_once(loaded, monkeypatch, caps
     with django_capture_on_commit_callbacks(execute=True):
         call_command("aggregate", "--due", "--json")
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["runs_started"] == []
+
+
+def test_aggregate_all_covers_audited_batches_only(loaded, capsys):
+    """An imported, unaudited batch is not aggregated: its items would only dilute retention."""
+    from tests.factories import BatchFactory, ItemFactory
+
+    idle = BatchFactory(name="never-audited")
+    ItemFactory.create_batch(5, batch=idle)
+    assert selectors.batch_ids_audited() == sorted(loaded.values())
+    call_command("aggregate", "--all", "--sync", "--json")
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert [b["batch"] for b in out["batches"]] == ["batch-001", "batch-002", "batch-003"]
+    run = AggregationRun.objects.get(pk=out["run"])
+    assert idle not in run.batches.all()

@@ -72,8 +72,32 @@ def test_retention_tables_and_change_between_runs(world, django_assert_num_queri
     assert emotion["prospective"] == {"retained": 0, "total": 0, "rate": None}
     latest, first = retention["runs"]
     assert (latest["run"], latest["retained"], first["retained"]) == (world.run2.id, 4, 3)
-    assert latest["change"] == pytest.approx(1 / 6)
-    assert first["change"] is None
+    assert latest["change"] == pytest.approx(1 / 6) and latest["change_batches"] == 1
+    assert first["change"] is None and first["change_batches"] == 0
+
+
+def test_retention_counts_audited_items_and_the_change_compares_like_with_like(world):
+    """A later run over batch-a and a barely audited batch-b: overall retention leaves batch-b's
+    unjudged item out, and the change is batch-a's against batch-a's, not a mix."""
+    from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
+
+    run3 = AggregationRun.objects.create(status=RunStatus.SUCCEEDED)
+    run3.batches.add(world.batch_a, world.batch_b)
+    BatchResult.objects.create(run=run3, batch=world.batch_a, items=6, judgments=18, retained=3, ac1=0.9)
+    BatchResult.objects.create(run=run3, batch=world.batch_b, items=2, judgments=1, retained=0, ac1=None)
+    for key in ("mi-trust", "mi-belief", "mi-emotion", "esc-desire", "esc-prospective-1", "esc-prospective-2"):
+        ItemResult.objects.create(run=run3, item=world.items[key], batch=world.batch_a, label="A", posterior=0.9,
+                                  n_judgments=3, retained=key in ("mi-trust", "mi-belief", "esc-desire"))
+    ItemResult.objects.create(run=run3, item=world.items["b-1"], batch=world.batch_b, label="", posterior=0.3,
+                              n_judgments=1, retained=False)
+    ItemResult.objects.create(run=run3, item=world.items["b-2"], batch=world.batch_b, label="", posterior=0.0,
+                              n_judgments=0, retained=False)  # never audited
+    retention = selectors.retention_overview()
+    assert retention["overall"] == {"total": 7, "retained": 3, "rate": pytest.approx(3 / 7, abs=1e-6)}
+    latest = retention["runs"][0]
+    assert (latest["run"], latest["total"], latest["retained"]) == (run3.id, 7, 3)
+    # batch-a went from 4 / 6 to 3 / 6; batch-b, new, is not part of the change
+    assert latest["change"] == pytest.approx(3 / 6 - 4 / 6) and latest["change_batches"] == 1
 
 
 def test_verifier_stats(world, django_assert_num_queries):

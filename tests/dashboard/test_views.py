@@ -117,9 +117,11 @@ def test_staff_creates_a_release_from_the_dashboard(client, staff, world, django
     assert "already exists" in response.content.decode()
 
 
-def test_start_aggregation_creates_a_run_of_every_batch(client, staff, world, django_capture_on_commit_callbacks):
+def test_start_aggregation_creates_a_run_of_every_audited_batch(client, staff, world, django_capture_on_commit_callbacks):
     from aggregation.models import AggregationRun
+    from tests.factories import BatchFactory, ItemFactory
 
+    ItemFactory(batch=BatchFactory(name="batch-idle"))  # imported, no judgment: not aggregated
     client.force_login(staff)
     with django_capture_on_commit_callbacks() as callbacks:
         response = client.post(reverse("dashboard:aggregation-start"), follow=False)

@@ -17,7 +17,7 @@ class Command(ReportCommand):
 
     def add_arguments(self, parser):
         target = parser.add_mutually_exclusive_group(required=True)
-        target.add_argument("--all", action="store_true", help="every batch that has items")
+        target.add_argument("--all", action="store_true", help="every batch that holds judgments")
         target.add_argument("--batch", action="append", metavar="NAME", help="a batch by name (repeatable)")
         target.add_argument(
             "--due", action="store_true", help="queue the automatic run of every complete batch that has none (the beat sweep)"
@@ -31,9 +31,9 @@ class Command(ReportCommand):
         if options["due"]:
             return {"runs_started": services.batches_aggregate_due()}
         if options["all"]:
-            batch_ids = selectors.batch_ids_with_items()
+            batch_ids = selectors.batch_ids_audited()
             if not batch_ids:
-                raise CommandError("no batch has items")
+                raise CommandError("no batch has judgments yet: nothing to aggregate")
         else:
             names = options["batch"]
             found = dict(Batch.objects.filter(name__in=names).values_list("name", "pk"))
