@@ -4,7 +4,7 @@
 
 Builds the items in one transaction (rolled back at the end, so the database is left as
 it was), then times: the Easy set builder, a counterfactual import, a prediction upload
-and its scoring job (run in process), and a second run's scoring (which adds McNemar
+and its scoring job (run in process) on a release holding every item, and a second run's scoring (which adds McNemar
 against the first). Prints one JSON object.
 """
 import argparse
@@ -56,6 +56,18 @@ def build(n_contexts: int) -> None:
     Item.objects.bulk_create(items, batch_size=5000)
 
 
+def release_every_item() -> None:
+    """A ready release holding every item, retained with its key as label (scoring needs one)."""
+    from releases.models import Release, ReleaseItem, ReleaseStatus
+
+    release = Release.objects.create(version="bench-scoring", status=ReleaseStatus.READY)
+    ReleaseItem.objects.bulk_create(
+        (ReleaseItem(release=release, item_id=pk, label=answer, posterior=1.0, n_judgments=3, retained=True)
+         for pk, answer in Item.objects.values_list("pk", "answer").iterator()),
+        batch_size=5000,
+    )
+
+
 def timed(label, results, fn):
     start = time.perf_counter()
     value = fn()
@@ -79,6 +91,7 @@ def main():
                                .values_list("item_id", flat=True)[:1000])
             lines = [json.dumps({"item_id": i, "profile": {"belief": "contradictory"}}) for i in prospective]
             timed("counterfactuals_import_1000_s", results, lambda: counterfactuals_import(lines=lines, source="cf"))
+            timed("release_of_every_item_s", results, release_every_item)
             rng = random.Random(7)
             all_items = list(Item.objects.values_list("item_id", "variant"))
             results["predicted_items"] = len(all_items)

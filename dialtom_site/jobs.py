@@ -60,9 +60,9 @@ class JobKind:
     name: str
     model: str  # "app_label.Model"
     running: str  # the status while a worker holds it
-    task: str = ""  # the Celery task's name, sent with {kwarg: pk} ...
+    task: str = ""  # the dotted path of the Celery task, applied with {kwarg: pk} ...
     kwarg: str = "run_id"
-    publish: str = ""  # ... or the dotted path of a function(pk) that queues it (raises on failure)
+    publish: str = ""  # ... or of a function(pk) that queues it (raises on failure)
 
     @property
     def model_class(self) -> type[models.Model]:
@@ -71,10 +71,8 @@ class JobKind:
     def send(self, pk: int) -> None:
         if self.publish:
             import_string(self.publish)(pk)
-        else:
-            from celery import current_app
-
-            current_app.send_task(self.task, kwargs={self.kwarg: pk}, retry=False)
+        else:  # apply_async, not send_task: it honours CELERY_TASK_ALWAYS_EAGER (the demo)
+            import_string(self.task).apply_async(kwargs={self.kwarg: pk}, retry=False)
 
 
 KINDS: dict[str, JobKind] = {
@@ -141,14 +139,15 @@ def job_heartbeat(model: type[models.Model], pk: int) -> Iterator[None]:
     runs (from a thread with its own connection), and once more at the end.
 
     Inside an open transaction (tests, or a caller's atomic block) the row may not be
-    committed or may be locked by that transaction: no thread then, only the beats in line.
+    committed or may be locked by that transaction: no thread then, only the beats in line;
+    nor on SQLite (the demo, tasks in process), where a second writer would wait for locks.
     """
     def touch() -> None:
         model.objects.filter(pk=pk).update(heartbeat_at=timezone.now())
 
     touch()
     thread = stop = None
-    if not connection.in_atomic_block:
+    if not connection.in_atomic_block and connection.vendor == "postgresql":  # SQLite (the demo): one writer at a time
         stop = threading.Event()
         interval = float(settings.DIALTOM_JOB_HEARTBEAT_SECONDS)
 

@@ -5,9 +5,10 @@ Redis here is one we own on a spare port (the shared one is never touched): guni
 the Celery worker use it as broker, result backend and cache. Mid-session we SHUTDOWN it:
 - every next-item and submission still answers (no 5xx) and every acknowledged judgment
   is stored exactly once; the batch fills to exactly k;
-- asking for an aggregation while Redis is down answers 503 (the run is recorded as
-  failed, "not queued, broker unavailable": visible, not silently lost);
-- when Redis is back, a worker starts and the aggregation asked for again succeeds.
+- asking for an aggregation while Redis is down answers 202: the run is recorded WAITING
+  (visible, not lost, not failed);
+- when Redis is back, the jobs sweep (`manage.py jobs_sweep`, Celery beat's `jobs-sweep`)
+  queues it and a worker completes it.
 """
 import http.client
 import json
@@ -82,19 +83,21 @@ def test_redis_down_during_work(spare_redis, tmp_path):
                 _work(server.port, token, "redis-b01", acknowledged, during, cycles=10)
             assert all(s in (200, 201, 204) for s in during), during
             status, run = _call(server.port, "POST", "/api/v1/aggregation-runs/", staff_token, {"batches": ["redis-b01"]})
-            assert status == 503, status  # "Service Unavailable", deliberately: not a crash
+            assert status == 202, status  # accepted: recorded, waiting for the broker
             down_run = AggregationRun.objects.get(pk=run["id"])
-            assert down_run.status == RunStatus.FAILED and "broker" in down_run.error
+            assert down_run.status == RunStatus.WAITING and run["status"] == "waiting"
 
-            # And when Redis is back, a worker runs the aggregation asked for again
+            # And when Redis is back, the jobs sweep queues the waiting run and a worker completes it
             spare_redis.start()
             worker = subprocess.Popen(
                 [sys.executable, "tests/reliability/fault_worker.py", queue], cwd=ROOT,
                 env={**env, "DJANGO_SETTINGS_MODULE": "dialtom_site.settings.test"},
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
-            status, run = _call(server.port, "POST", "/api/v1/aggregation-runs/", staff_token, {"batches": ["redis-b01"]})
-            assert status in (200, 201, 202), (status, run)
+            sweep = subprocess.run([sys.executable, "manage.py", "jobs_sweep", "--json"], cwd=ROOT, env=env,
+                                   capture_output=True, text=True, timeout=120)
+            assert sweep.returncode == 0, sweep.stderr
+            assert json.loads(sweep.stdout.strip().splitlines()[-1])["aggregation"]["sent"] == [down_run.pk]
             deadline = time.monotonic() + 90
             while time.monotonic() < deadline:
                 current = AggregationRun.objects.get(pk=run["id"])
