@@ -11,7 +11,7 @@ import hashlib
 import pandas as pd
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
-from annotation.models import Batch, Item, Variant
+from annotation.models import Item, Variant
 from verification.models import Judgment
 
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus
