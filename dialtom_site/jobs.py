@@ -1,7 +1,7 @@
 """Background jobs: one way to queue them, one heartbeat, one sweep.
 
-Aggregation runs, release builds, model-run scoring and human baselines are rows with a
-status, worked on by Celery. Two faults used to strand them:
+Aggregation runs, release builds, model-run scoring, human baselines and similarity runs
+are rows with a status, worked on by Celery. Two faults used to strand them:
 
 - *The broker is down when the job is asked for.* A job is created WAITING and handed to
   the broker after commit (WAITING → PENDING). If Redis cannot take it, the row simply
@@ -82,6 +82,7 @@ KINDS: dict[str, JobKind] = {
         JobKind("release", "releases.Release", running="building", task="releases.tasks.release_build_task", kwarg="release_id"),
         JobKind("model_run", "scoring.ModelRun", running="running", task="scoring.tasks.model_run_score_task"),
         JobKind("baseline", "scoring.BaselineRun", running="running", task="scoring.tasks.baseline_run_score_task"),
+        JobKind("similarity", "references.SimilarityRun", running="running", task="references.tasks.similarity_run_compute_task"),
     )
 }
 

@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Attribute, Speaker
+from dialtom_site.jobs import JobFields
 
 
 class ReferenceSetStatus(models.TextChoices):
@@ -169,13 +170,14 @@ class Reference(models.Model):
 
 
 class SimilarityRunStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting for the task queue"
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
 
 
-class SimilarityRun(models.Model):
+class SimilarityRun(JobFields):
     """An uploaded set of model inferences compared with the accepted references (BLEU, ROUGE-L)."""
 
     name = models.CharField(max_length=200)
@@ -184,7 +186,7 @@ class SimilarityRun(models.Model):
         help_text="compare with this set's accepted references; empty = every accepted reference",
     )
     inferences = models.JSONField(help_text="[{context_id, attribute, text}] as uploaded")
-    status = models.CharField(max_length=10, choices=SimilarityRunStatus.choices, default=SimilarityRunStatus.PENDING)
+    status = models.CharField(max_length=10, choices=SimilarityRunStatus.choices, default=SimilarityRunStatus.WAITING)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation.models import Attribute, Context, Speaker
 from annotation.parsers import InputError, jsonl_record
+from dialtom_site import jobs
 
 from .models import (
     LIVE_ASSIGNMENT,
@@ -540,14 +541,13 @@ def inferences_parse(*, lines, filename: str) -> list[dict]:
 
 
 def similarity_run_create(*, name: str, records: list[dict], reference_set_id: int | None = None, created_by=None) -> SimilarityRun:
-    """Store an uploaded set of inferences and queue its scoring after commit."""
-    from .tasks import similarity_run_compute_task
-
+    """Store an uploaded set of inferences and queue its scoring after commit (it waits, and
+    the jobs sweep queues it, while the broker is unreachable)."""
     with transaction.atomic():
         run = SimilarityRun.objects.create(
             name=(name or "model inferences")[:200], reference_set_id=reference_set_id, inferences=records, created_by=created_by
         )
-        similarity_run_compute_task.delay_on_commit(run_id=run.pk)
+        jobs.job_queue_on_commit(SimilarityRun, run.pk)
     return run
 
 
@@ -592,10 +592,12 @@ def similarity_run_compute(*, run_id: int) -> SimilarityRun:
     run = SimilarityRun.objects.get(pk=run_id)
     if run.status == SimilarityRunStatus.DONE:
         return run
-    SimilarityRun.objects.filter(pk=run_id).update(status=SimilarityRunStatus.RUNNING, error="")
+    jobs.job_start(SimilarityRun, run_id, running=SimilarityRunStatus.RUNNING, from_statuses=SimilarityRunStatus.values)
+    SimilarityRun.objects.filter(pk=run_id).update(error="")
     try:
-        references = accepted_references_by_context(reference_set_id=run.reference_set_id)
-        rows = similarity_scores(inferences=run.inferences, references=references)
+        with jobs.job_heartbeat(SimilarityRun, run_id):
+            references = accepted_references_by_context(reference_set_id=run.reference_set_id)
+            rows = similarity_scores(inferences=run.inferences, references=references)
     except Exception as exc:  # recorded for staff to see; the task logs the traceback
         SimilarityRun.objects.filter(pk=run_id).update(status=SimilarityRunStatus.FAILED, error=str(exc)[:2000])
         raise
