@@ -38,7 +38,7 @@ def load_fixture(*, batch: str, n_verifiers: int, n_items: int, overlap: int, po
             options=[f"trust option {x} {n}" for x in "ABCD"], answer="ABCD"[n % 4], batch=batch_row,
         ))
         items.append(Item(
-            item_id=f"{context.context_id}-prospective", context=context, task="prospective", attribute="",
+            item_id=f"{context.context_id}-prospective-belief", context=context, task="prospective", attribute="belief",
             question="Which continuation fits the profile?", options=[f"continuation {x} {n}" for x in "ABCD"],
             answer="ABCD"[(n + 1) % 4], batch=batch_row,
             profile={a: f"{a} {n}" for a in ("belief", "desire", "intention", "emotion", "knowledge", "trust")},
