@@ -12,6 +12,15 @@ class UserAdmin(BaseUserAdmin):
     fieldsets = BaseUserAdmin.fieldsets + (("DialToM", {"fields": ["role", "excluded_from_aggregation", "exclusion_reason"]}),)
     actions = ["exclude_from_aggregation", "include_in_aggregation"]
 
+    def get_fieldsets(self, request, obj=None):
+        # Only a superuser hands out rights: staff see a person's `is_active`, not the
+        # fields that would let them make anyone (themselves included) staff or superuser.
+        fieldsets = super().get_fieldsets(request, obj)
+        if request.user.is_superuser or obj is None:
+            return fieldsets
+        return [(name, {**opts, "fields": ["is_active"]}) if "is_superuser" in opts.get("fields", ()) else (name, opts)
+                for name, opts in fieldsets]
+
     @admin.action(description="Exclude from aggregation (judgments kept, not used)")
     def exclude_from_aggregation(self, request, queryset):
         for user in queryset:

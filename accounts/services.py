@@ -20,6 +20,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from redis.exceptions import RedisError
 from rest_framework.authtoken.models import Token
 
+from .admin_access import project_admins_group
 from .models import Pool, Role, User
 
 # Everyone created with a role joins the pool of that role, so `batch_open --pool verifiers` works.
@@ -105,6 +106,8 @@ def person_create(*, username: str, email: str, role: str, pools: tuple[str, ...
     user = User(username=username, email=email, role=role, is_staff=role == Role.STAFF)
     user.set_unusable_password()
     user.save()
+    if role == Role.STAFF:
+        user.groups.add(project_admins_group())
     names = set(pools) | ({ROLE_POOLS[role]} if role in ROLE_POOLS else set())
     for name in sorted(names):
         Pool.objects.get_or_create(name=name)[0].members.add(user)

@@ -1,7 +1,8 @@
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -53,6 +54,35 @@ def link_login(request, token):
         return render(request, "accounts/link_login.html", {"invalid": True}, status=400)
     if request.method == "POST":
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.username}. Set a password in your profile or ask staff for a new link next time.")
+        messages.success(request, f"Welcome, {user.username}. Set a password in your profile (the link with your name, top right) or ask staff for a new link next time.")
         return redirect("home")
     return render(request, "accounts/link_login.html", {"person": user})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile(request):
+    """Who I am, my password (set one after a login link, or change it), and display settings."""
+    user = request.user
+    form_class = PasswordChangeForm if user.has_usable_password() else SetPasswordForm
+    form = form_class(user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        update_session_auth_hash(request, form.user)
+        messages.success(request, "Your password is saved.")
+        return redirect("accounts:profile")
+    return render(request, "accounts/profile.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def admin_login(request):
+    """The admin's login door. One login form, the throttled one; someone already logged
+    in whom the admin refuses is told so, instead of being shown the login form again."""
+    if request.user.is_authenticated:
+        return render(
+            request, "403.html",
+            {"reason": f"The admin is for project staff; you are logged in as {request.user.username} "
+                       f"({request.user.get_role_display().lower()})."},
+            status=403,
+        )
+    query = request.META.get("QUERY_STRING", "")
+    return redirect("/accounts/login/" + (f"?{query}" if query else ""))

@@ -1,7 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import views as account_views
@@ -11,7 +10,7 @@ urlpatterns = [
     path("accounts/login/", account_views.ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # One login door, the throttled one: the admin's own login form would bypass the throttle.
-    path("admin/login/", RedirectView.as_view(url="/accounts/login/", query_string=True)),
+    path("admin/login/", account_views.admin_login),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("verification.urls")),
@@ -20,7 +19,7 @@ urlpatterns = [
     path("api/v1/releases/", include("releases.urls")),
     path("", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html"), name="api-docs"),
     path("annotate/", include("references.urls")),
     path("api/v1/", include("references.api")),
 ]

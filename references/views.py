@@ -104,9 +104,11 @@ def work(request, assignment_id):
     assignment = selectors.reference_assignment_for_worker(worker=request.user, assignment_id=assignment_id)
     if assignment is None:
         raise Http404("no such assignment")
+    errors_key = f"reference-errors:{assignment.pk}"
     if request.method == "GET":
         shown = selectors.reference_form_initial(assignment=assignment)
-        return render(request, FORM_TEMPLATE, _form_context(request, assignment, shown))
+        errors = request.session.pop(errors_key, None)
+        return render(request, FORM_TEMPLATE, _form_context(request, assignment, shown, errors), status=422 if errors else 200)
 
     texts = {a: request.POST.get(a, "") for a in Attribute.values}
     seconds = request.POST.get("seconds_spent", 0)
@@ -129,11 +131,11 @@ def work(request, assignment_id):
             worker=request.user, assignment_id=assignment.pk, texts=texts, idempotency_key=key, seconds_spent=seconds
         )
     except services.ReferenceValidationError as exc:
-        # Keep what was typed: store it as the draft too, then show the messages next to the fields.
+        # Keep what was typed as the draft, then redirect (POST/redirect/GET: a reload never
+        # posts again) to the form, which shows the draft with the messages next to the fields.
         services.reference_draft_save(worker=request.user, assignment_id=assignment.pk, texts=texts, seconds_spent=seconds)
-        shown = selectors.FormInitial(texts, services._clean_seconds(seconds))
-        ctx = _form_context(request, assignment, shown, exc.errors, idempotency_key=key)
-        return render(request, FORM_TEMPLATE, ctx, status=422)
+        request.session[errors_key] = exc.errors
+        return redirect("references:work", assignment_id=assignment.pk)
     except services.ReferenceWorkflowError as exc:
         messages.error(request, str(exc))
         return redirect("references:queue")

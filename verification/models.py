@@ -25,6 +25,16 @@ class ClaimStatus(models.TextChoices):
     EXPIRED = "expired", "Expired"
 
 
+class SkipReason(models.TextChoices):
+    """Why a verifier gave an item back (asked on every skip; staff see it in the admin)."""
+
+    UNCLEAR = "unclear", "The question or the options are unclear"
+    DIALOGUE = "dialogue", "The dialogue is cut off or garbled"
+    OVERLAP = "overlap", "Two options say the same thing"
+    UNSURE = "unsure", "I cannot judge this one"
+    OTHER = "other", "Another reason"
+
+
 class Claim(models.Model):
     """A verifier holds an item for a lease; answering it turns it into a judgment."""
 
@@ -37,6 +47,7 @@ class Claim(models.Model):
     claimed_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     is_gold = models.BooleanField(default=False, help_text="served as an attention check")
+    skip_reason = models.CharField(max_length=10, choices=SkipReason.choices, blank=True, help_text="why it was skipped")
 
     class Meta:
         ordering = ["claimed_at"]

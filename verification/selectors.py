@@ -37,17 +37,24 @@ def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
     done = dict(
         Judgment.objects.filter(verifier=verifier, batch_id__in=ids).values_list("batch_id").annotate(n=Count("pk"))
     )
-    live = dict(
-        Claim.objects.filter(verifier=verifier, batch_id__in=ids, status=ClaimStatus.ACTIVE, expires_at__gt=timezone.now())
-        .values_list("batch_id")
-        .annotate(n=Count("pk"))
-    )
+    judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
+    # live claims, and skipped items: they stay in the total (shown as skipped, restorable)
+    # unless judged since
+    claims = {
+        row["batch_id"]: row
+        for row in Claim.objects.filter(verifier=verifier, batch_id__in=ids)
+        .values("batch_id")
+        .annotate(
+            live=Count("pk", filter=Q(status=ClaimStatus.ACTIVE, expires_at__gt=timezone.now())),
+            skipped=Count("pk", filter=Q(status=ClaimStatus.SKIPPED) & ~Q(Exists(judged))),
+        )
+        .order_by()
+    }
     mine = Claim.objects.filter(
         item_id=OuterRef("item_id"),
         verifier=verifier,
         status__in=[ClaimStatus.ACTIVE, ClaimStatus.ANSWERED, ClaimStatus.SKIPPED],
     )
-    judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
     open_now = dict(
         # gold items are only mixed in, so they count once answered, not while open
         QueueSlot.objects.filter(batch_id__in=ids, taken__lt=F("needed"), is_gold=False)
@@ -59,12 +66,17 @@ def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
     rows = []
     for batch in batches:
         n_done = done.get(batch.pk, 0)
-        assigned = n_done + live.get(batch.pk, 0) + (open_now.get(batch.pk, 0) if batch.status != BatchStatus.CLOSED else 0)
+        n_skipped = claims.get(batch.pk, {}).get("skipped", 0)
+        assigned = (
+            n_done + n_skipped + claims.get(batch.pk, {}).get("live", 0)
+            + (open_now.get(batch.pk, 0) if batch.status != BatchStatus.CLOSED else 0)
+        )
         rows.append(
             {
                 "batch": batch.name,
                 "status": batch.status,
                 "done": n_done,
+                "skipped": n_skipped,
                 "assigned": assigned,
                 "percent": round(100 * n_done / assigned) if assigned else 100,
             }
@@ -77,6 +89,17 @@ def recent_judgments_for(*, verifier: User, batch: Batch, limit: int = 10) -> li
         Judgment.objects.filter(verifier=verifier, batch=batch)
         .select_related("item", "claim")
         .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def skipped_claims_for(*, verifier: User, batch: Batch) -> list[Claim]:
+    """The verifier's skipped items in the batch (not judged since), newest first, to restore."""
+    judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
+    return list(
+        Claim.objects.filter(verifier=verifier, batch=batch, status=ClaimStatus.SKIPPED)
+        .exclude(Exists(judged))
+        .select_related("item")
+        .order_by("-claimed_at")
     )
 
 

@@ -25,7 +25,7 @@ from accounts.models import Pool, User
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Variant
 
 from .locks import claims_for_update, judgments_for_update, open_slots_for_update, verifier_for_update
-from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot
+from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot, SkipReason
 
 logger = logging.getLogger(__name__)
 
@@ -267,16 +267,38 @@ def _claim_locked(*, verifier: User, claim_id, related: tuple[str, ...] = ()) ->
 
 
 @transaction.atomic
-def claim_skip(*, verifier: User, claim_id: uuid.UUID) -> Claim:
-    """Give an item back without judging it; this verifier is not offered it again in the batch."""
+def claim_skip(*, verifier: User, claim_id: uuid.UUID, reason: str) -> Claim:
+    """Give an item back without judging it, saying why; this verifier is not offered it
+    again in the batch unless they restore it (`claim_restore`)."""
+    if reason not in SkipReason.values:
+        raise VerificationError("say why you skip this item", code="skip_reason", field="skip_reason")
     claim = _claim_locked(verifier=verifier, claim_id=claim_id)
     if claim.status == ClaimStatus.SKIPPED:
         return claim
     if claim.status != ClaimStatus.ACTIVE:
         raise VerificationError(f"this claim is {claim.status}", code="claim_not_active", status=409)
-    claim.status = ClaimStatus.SKIPPED
-    claim.save(update_fields=["status"])
+    claim.status, claim.skip_reason = ClaimStatus.SKIPPED, reason
+    claim.save(update_fields=["status", "skip_reason"])
     _slots_release(Counter([claim.item_id]))
+    return claim
+
+
+@transaction.atomic
+def claim_restore(*, verifier: User, claim_id: uuid.UUID) -> Claim:
+    """Take a skipped item back, if it still needs a judgment: it comes after the item in hand."""
+    claim = _claim_locked(verifier=verifier, claim_id=claim_id, related=("batch",))
+    if claim.status == ClaimStatus.ACTIVE:
+        return claim
+    if claim.status != ClaimStatus.SKIPPED:
+        raise VerificationError(f"this claim is {claim.status}", code="claim_not_skipped", status=409)
+    _check_open(batch=claim.batch)
+    if not QueueSlot.objects.filter(pk=claim.item_id, taken__lt=F("needed")).update(taken=F("taken") + 1):
+        raise VerificationError("other verifiers have completed this item since you skipped it", code="item_complete", status=409)
+    now = timezone.now()
+    Claim.objects.filter(pk=claim.pk).update(
+        status=ClaimStatus.ACTIVE, skip_reason="", claimed_at=now, expires_at=now + timedelta(minutes=claim.batch.lease_minutes)
+    )
+    claim.refresh_from_db()
     return claim
 
 

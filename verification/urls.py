@@ -9,6 +9,7 @@ urlpatterns = [
     path("verify/judgments/<int:judgment_id>/", views.judgment_edit, name="judgment-edit"),
     path("verify/<slug:batch_name>/", views.audit, name="audit"),
     path("verify/<slug:batch_name>/answer/", views.audit_answer, name="answer"),
+    path("verify/<slug:batch_name>/skipped/<uuid:claim_id>/restore/", views.claim_restore, name="restore"),
     path("api/v1/next-item/", api.NextItemView.as_view(), name="api-next-item"),
     path("api/v1/judgments/", api.JudgmentCreateView.as_view(), name="api-judgments"),
     path("api/v1/judgments/<int:judgment_id>/", api.JudgmentChangeView.as_view(), name="api-judgment-change"),

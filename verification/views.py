@@ -10,13 +10,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import OPTION_LETTERS
 
 from . import selectors, services
 from .forms import AuditForm, ChangeForm
-from .models import Judgment
+from .models import Judgment, SkipReason
 
 
 def _verifier_only(request):
@@ -31,8 +32,12 @@ def _batch_or_404(request, batch_name):
     return batch
 
 
-def _render_audit(request, batch, *, claim=None, form=None, error=None, notice=None, status=200):
-    """The audit page (or its #audit fragment): the item in hand, progress, recent answers."""
+UNDO_SECONDS = 10
+
+
+def _render_audit(request, batch, *, claim=None, form=None, error=None, notice=None, undo=None, status=200):
+    """The audit page (or its #audit fragment): the item in hand, progress, recent answers,
+    skipped items; `undo` is the answer just given (Backspace opens it to change it)."""
     if claim is None and error is None:
         try:
             claim = services.item_claim_next(verifier=request.user, batch=batch)
@@ -46,13 +51,20 @@ def _render_audit(request, batch, *, claim=None, form=None, error=None, notice=N
         "idempotency_key": (form.data.get("idempotency_key") if form is not None else None) or uuid.uuid4(),
         "progress": selectors.queue_progress_for(verifier=request.user, batch=batch),
         "recent": [selectors.judgment_view_for(judgment=j) for j in selectors.recent_judgments_for(verifier=request.user, batch=batch)],
+        "skipped": selectors.skipped_claims_for(verifier=request.user, batch=batch),
+        "skip_reasons": SkipReason.choices,
         "error": error,
         "notice": notice,
+        "undo": undo,
+        "undo_seconds": UNDO_SECONDS,
         "can_change": batch.status != "closed",
     }
     if request.htmx:
         # htmx does not swap 4xx responses by default: explain the problem in place instead.
-        return render(request, "verification/audit.html#audit", context, status=200)
+        response = render(request, "verification/audit.html#audit", context, status=200)
+        # whatever door the fragment came through (a change, a restore), the address is the queue's
+        response["HX-Replace-Url"] = reverse("verification:audit", args=[batch.name])
+        return response
     return render(request, "verification/audit.html", context, status=status)
 
 
@@ -79,11 +91,12 @@ def audit_answer(request, batch_name):
         claim = _own_claim(request, form.data.get("claim"))
         return _render_audit(request, batch, claim=claim, form=form, error=None if claim else "This item is no longer yours.", status=400)
     data = form.cleaned_data
+    submission = None
     try:
         if data["action"] == "skip":
-            services.claim_skip(verifier=request.user, claim_id=data["claim"])
+            services.claim_skip(verifier=request.user, claim_id=data["claim"], reason=data["skip_reason"])
         else:
-            services.judgment_submit(
+            submission = services.judgment_submit(
                 verifier=request.user,
                 claim_id=data["claim"],
                 choice=data["choice"],
@@ -100,7 +113,25 @@ def audit_answer(request, batch_name):
             return _render_audit(request, batch, notice=exc.message)
         messages.warning(request, exc.message)
     if request.htmx:
-        return _render_audit(request, batch)
+        return _render_audit(request, batch, undo=submission.judgment if submission and batch.status != "closed" else None)
+    return redirect("verification:audit", batch_name=batch.name)
+
+
+@login_required
+@require_POST
+def claim_restore(request, batch_name, claim_id):
+    """Take a skipped item back (it comes after the item in hand)."""
+    _verifier_only(request)
+    batch = _batch_or_404(request, batch_name)
+    try:
+        claim = services.claim_restore(verifier=request.user, claim_id=claim_id)
+    except services.VerificationError as exc:
+        notice = exc.message
+    else:
+        notice = f"{claim.item.item_id} is back in your queue, after the item in hand."
+    if request.htmx:
+        return _render_audit(request, batch, notice=notice)
+    messages.info(request, notice)
     return redirect("verification:audit", batch_name=batch.name)
 
 

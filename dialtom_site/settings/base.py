@@ -116,12 +116,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-# htmx and Chart.js come from the npm registry (package.json); `npm ci` puts them in
+# htmx, Chart.js and Swagger UI (/api/docs/) come from the npm registry (package.json); `npm ci` puts them in
 # node_modules and staticfiles serves them from there: no CDN, no vendored copy.
 STATICFILES_DIRS = [
     BASE_DIR / "static",
     ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),
     ("vendor/chartjs", BASE_DIR / "node_modules" / "chart.js" / "dist"),
+    ("vendor/swagger-ui", BASE_DIR / "node_modules" / "swagger-ui-dist"),
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -218,6 +219,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ works offline: Swagger UI from the npm package (STATICFILES_DIRS), no CDN.
+    "SWAGGER_UI_DIST": "/" + STATIC_URL.strip("/") + "/vendor/swagger-ui",
+    "SWAGGER_UI_FAVICON_HREF": "/" + STATIC_URL.strip("/") + "/img/favicon.svg",
     # Several models have a `status`: name each choice set after its model.
     "ENUM_NAME_OVERRIDES": {
         "ReleaseStatusEnum": "releases.models.ReleaseStatus",

@@ -46,6 +46,8 @@ def test_invalid_submit_shows_messages_and_keeps_the_text(client, held, workers)
     client.force_login(workers[0])
     data = dict(GOOD_TEXTS, trust="no", idempotency_key=str(uuid.uuid4()), seconds_spent="12")
     response = client.post(url(held), data)
+    assert response.status_code == 302 and response.url == url(held)  # POST/redirect/GET
+    response = client.get(response.url)
     page = response.content.decode()
     assert response.status_code == 422
     assert "Trust: too short (2 characters); write at least 20." in page

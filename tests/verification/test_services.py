@@ -14,6 +14,7 @@ from verification.services import (
     batch_open,
     batch_pause,
     choice_to_label,
+    claim_restore,
     claim_skip,
     claims_expire,
     display_order_for,
@@ -21,6 +22,8 @@ from verification.services import (
     judgment_change,
     judgment_submit,
 )
+
+from verification.selectors import queue_progress_for
 
 from .factories import open_batch, verifiers
 
@@ -128,12 +131,41 @@ def test_skip_gives_the_item_back_and_it_is_not_offered_again():
     (a,) = verifiers(1)
     batch = open_batch(n_items=2, verifiers=[a])
     first = item_claim_next(verifier=a, batch=batch)
-    claim_skip(verifier=a, claim_id=first.pk)
+    with pytest.raises(VerificationError, match="say why"):
+        claim_skip(verifier=a, claim_id=first.pk, reason="")
+    claim_skip(verifier=a, claim_id=first.pk, reason="unclear")
     assert QueueSlot.objects.get(pk=first.item_id).taken == 0
     second = item_claim_next(verifier=a, batch=batch)
     assert second.item_id != first.item_id
     submit(a, second)
     assert item_claim_next(verifier=a, batch=batch) is None
+
+
+def test_a_skipped_item_stays_in_the_total_and_can_be_taken_back():
+    a, b = verifiers(2)
+    batch = open_batch(n_items=2, verifiers=[a, b], overlap=1)
+    first = item_claim_next(verifier=a, batch=batch)
+    claim_skip(verifier=a, claim_id=first.pk, reason="dialogue")
+    progress = queue_progress_for(verifier=a, batch=batch)
+    assert (progress["done"], progress["skipped"], progress["assigned"]) == (0, 1, 2)
+    second = item_claim_next(verifier=a, batch=batch)
+    restored = claim_restore(verifier=a, claim_id=first.pk)
+    assert restored.status == "active" and restored.skip_reason == ""
+    assert QueueSlot.objects.get(pk=first.item_id).taken == 1
+    assert item_claim_next(verifier=a, batch=batch).pk == second.pk  # the item in hand first
+    submit(a, second)
+    assert item_claim_next(verifier=a, batch=batch).pk == first.pk
+    assert queue_progress_for(verifier=a, batch=batch)["assigned"] == 2
+
+
+def test_a_skipped_item_that_others_completed_cannot_be_taken_back():
+    a, b = verifiers(2)
+    batch = open_batch(n_items=1, verifiers=[a, b], overlap=1)
+    first = item_claim_next(verifier=a, batch=batch)
+    claim_skip(verifier=a, claim_id=first.pk, reason="unsure")
+    submit(b, item_claim_next(verifier=b, batch=batch))
+    with pytest.raises(VerificationError, match="completed"):
+        claim_restore(verifier=a, claim_id=first.pk)
 
 
 def test_change_an_answer_until_the_batch_closes():

@@ -83,7 +83,7 @@ def test_skip_then_change_a_recent_answer(client, verifier, batch):
     page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
     first = Claim.objects.get(verifier=verifier, status="active")
     client.post(reverse("verification:answer", args=[batch.name]),
-                {"claim": first.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "skip"})
+                {"claim": first.pk, "idempotency_key": hidden(page, "idempotency_key"), "action": "skip", "skip_reason": "overlap"})
     first.refresh_from_db()
     assert first.status == "skipped"
     page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
@@ -120,7 +120,7 @@ def test_pages_make_a_fixed_number_of_queries(client, verifier, django_assert_ma
     client.force_login(verifier)
     with django_assert_max_num_queries(6):
         assert client.get(reverse("verification:batches")).status_code == 200
-    with django_assert_max_num_queries(15):  # session, user, batch, claim, progress, recent…
+    with django_assert_max_num_queries(16):  # session, user, batch, claim, progress, recent, skipped…
         assert client.get(reverse("verification:audit", args=["b0"])).status_code == 200
 
 

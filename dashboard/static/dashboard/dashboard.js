@@ -13,6 +13,30 @@
     config.options = Object.assign({ responsive: true, maintainAspectRatio: false, animation: false }, config.options || {});
     charts[canvasId] = new Chart(canvas, config);
   }
+  // Draws each bar's `ci` ([low, high]) of a dataset as a whisker over the bar.
+  const ciWhiskers = {
+    id: "ciWhiskers",
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx, y = chart.scales.y;
+      chart.data.datasets.forEach((dataset, index) => {
+        if (!dataset.ci || !chart.isDatasetVisible(index)) return;
+        chart.getDatasetMeta(index).data.forEach((bar, i) => {
+          const ci = dataset.ci[i];
+          if (!ci || typeof ci[0] !== "number" || typeof ci[1] !== "number") return;
+          const top = y.getPixelForValue(ci[1]), bottom = y.getPixelForValue(ci[0]), cap = Math.min(8, bar.width / 3);
+          ctx.save();
+          ctx.strokeStyle = getComputedStyle(document.documentElement).getPropertyValue("--fg") || "#1d232b";
+          ctx.lineWidth = 1.5;
+          ctx.beginPath();
+          ctx.moveTo(bar.x, top); ctx.lineTo(bar.x, bottom);
+          ctx.moveTo(bar.x - cap, top); ctx.lineTo(bar.x + cap, top);
+          ctx.moveTo(bar.x - cap, bottom); ctx.lineTo(bar.x + cap, bottom);
+          ctx.stroke();
+          ctx.restore();
+        });
+      });
+    },
+  };
   function render() {
     const t = data("data-throughput");
     if (t) draw("chart-progress", {
@@ -23,14 +47,26 @@
       options: { scales: { y: { beginAtZero: true, position: "left" }, y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false } } } },
     });
     const a = data("data-agreement");
-    if (a) draw("chart-ac1", {
-      type: "bar",
-      data: { labels: a.map(r => r.batch), datasets: [
-        { label: "AC1", data: a.map(r => r.ac1), backgroundColor: a.map(r => r.flagged ? "#b26a00" : "#2454d6") },
+    if (a) {
+      // The axis reaches below zero when an AC1 or its interval does (a negative AC1 is the
+      // batch that needs attention); the 95 % CI is a thin floating bar over each AC1 bar,
+      // the flag threshold a dashed line.
+      const canvas = document.getElementById("chart-ac1");
+      const threshold = canvas ? parseFloat(canvas.dataset.threshold) : NaN;
+      const values = a.flatMap(r => [r.ac1, r.ac1_ci_low, r.kappa, r.alpha]).filter(v => typeof v === "number");
+      const low = Math.max(-1, Math.min(0, Math.floor(Math.min(...values, 0) * 10) / 10));
+      const datasets = [
+        { label: "AC1 (whiskers: 95 % CI)", data: a.map(r => r.ac1), backgroundColor: a.map(r => r.flagged ? "#8f5500" : "#2454d6"),
+          ci: a.map(r => [r.ac1_ci_low, r.ac1_ci_high]) },
         { label: "Kappa", data: a.map(r => r.kappa), backgroundColor: "#94a3b8" },
-        { label: "Alpha", data: a.map(r => r.alpha), backgroundColor: "#cbd5e1" } ] },
-      options: { scales: { y: { min: 0, max: 1 } } },
-    });
+        { label: "Alpha", data: a.map(r => r.alpha), backgroundColor: "#cbd5e1" },
+      ];
+      if (!Number.isNaN(threshold)) datasets.push({
+        label: "Threshold " + threshold, type: "line", data: a.map(() => threshold), borderColor: "#a33327",
+        borderDash: [6, 4], borderWidth: 2, pointRadius: 0, fill: false });
+      draw("chart-ac1", { type: "bar", data: { labels: a.map(r => r.batch), datasets: datasets },
+        options: { scales: { y: { min: low, max: 1 } } }, plugins: [ciWhiskers] });
+    }
     const r = data("data-retention");
     if (r) draw("chart-retention", {
       type: "bar",
