@@ -355,7 +355,7 @@ def test_crowd_form_ctrl_enter_and_post_redirect_get(transactional_db, live_serv
 # --- comfort: dark mode and text size, remembered ---------------------------------------------
 
 
-def test_dark_mode_and_text_size_are_remembered(transactional_db, live_server, login):
+def test_dark_mode_and_text_size_are_remembered(transactional_db, live_server, login, screenshot):
     verifier = UserFactory(username="verifier07")
     batch = make_batch(verifier)
     page = login(verifier)
@@ -366,5 +366,8 @@ def test_dark_mode_and_text_size_are_remembered(transactional_db, live_server, l
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(15, 20, 27)"
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "19px"
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.keyboard.press("s")  # the skip reasons, too
+    screenshot(page, "audit-form-phone-dark")
     page.goto(f"{live_server.url}/accounts/profile/")
     expect(page.locator("input[name=theme][value=dark]")).to_be_checked()
