@@ -31,11 +31,12 @@ def project_admin_permissions(*, permission_model):
     return permission_model.objects.filter(wanted)
 
 
-def project_admins_group(*, group_model=None, permission_model=None):
-    """The group, created with its permissions if missing (a flushed test database has none)."""
+def project_admins_group(*, group_model=None, permission_model=None, sync: bool = False):
+    """The group, created with its permissions if missing (a flushed test database has none);
+    `sync` sets them again (after every migrate: accounts.apps)."""
     if group_model is None:
         from django.contrib.auth.models import Group as group_model, Permission as permission_model
     group, created = group_model.objects.get_or_create(name=PROJECT_ADMINS)
-    if created or not group.permissions.exists():
+    if sync or created or not group.permissions.exists():
         group.permissions.set(project_admin_permissions(permission_model=permission_model))
     return group

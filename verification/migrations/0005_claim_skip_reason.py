@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('verification', '0003_admin_proxies_batch_queue_audit_item'),
+        ('verification', '0004_adaptive_overlap'),
     ]
 
     operations = [
