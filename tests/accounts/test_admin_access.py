@@ -34,3 +34,13 @@ def test_staff_do_not_see_permission_fields_of_a_person(client):
     page = client.get(f"/admin/accounts/user/{admin.pk}/change/").content.decode()
     assert 'name="is_active"' in page
     assert 'name="is_superuser"' not in page and 'name="groups"' not in page and 'name="is_staff"' not in page
+
+
+def test_the_group_follows_the_models_after_a_migrate():
+    from django.core.management import call_command
+
+    group = Group.objects.get(name=PROJECT_ADMINS)
+    group.permissions.clear()
+    call_command("migrate", verbosity=0)  # nothing to apply; post_migrate still runs
+    assert group.permissions.filter(codename="view_judgment").exists()
+    assert group.permissions.filter(codename="change_batchqueue").exists()
