@@ -16,6 +16,7 @@ from scoring.models import BaselineRun, ModelRun, ScoreStatus
 from scoring.services import baseline_pool_create
 from tests.dashboard.world import make_world
 from tests.factories import StaffFactory, UserFactory
+from tests.scoring.test_celery import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery]  # real commits: on_commit runs
 
@@ -23,15 +24,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery]  # re
 @pytest.fixture(autouse=True)
 def release_root(tmp_path, settings):
     settings.RELEASE_ROOT = tmp_path / "releases"
-
-
-def wait_for(predicate, seconds=60.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def test_jobs_asked_for_while_the_broker_is_down_wait_and_the_sweep_starts_them(celery_worker, monkeypatch):

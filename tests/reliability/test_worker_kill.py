@@ -55,6 +55,21 @@ def _wait(predicate, seconds: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def judged_batch(name: str, *, n_items: int, label):
+    """A batch of `n_items` items, each judged by its 3 verifiers: `label(item number, verifier number)`."""
+    from accounts.models import User
+    from annotation.models import Batch
+
+    ensure_domains()
+    load_fixture(batch=name, n_verifiers=3, n_items=n_items, overlap=3)
+    batch = Batch.objects.get(name=name)
+    verifiers = list(User.objects.filter(username__startswith=f"load-{name}-").order_by("username"))
+    for n, item in enumerate(batch.items.order_by("pk")):
+        for v, verifier in enumerate(verifiers):
+            JudgmentFactory(item=item, verifier=verifier, batch=batch, label=label(n, v))
+    return batch
+
+
 def _results(run_id: int) -> list[tuple]:
     return list(ItemResult.objects.filter(run_id=run_id).order_by("item_id").values_list(
         "item_id", "label", "posterior", "mv_label", "n_judgments", "retained"))
@@ -64,16 +79,7 @@ def test_killed_worker_mid_run_loses_nothing_and_the_run_completes(tmp_path):
     from dialtom_site.celery import app
 
     # Given a batch with all its judgments and a first successful run
-    ensure_domains()
-    load_fixture(batch="kill-b01", n_verifiers=3, n_items=12, overlap=3)
-    from accounts.models import User
-    from annotation.models import Batch
-
-    batch = Batch.objects.get(name="kill-b01")
-    verifiers = list(User.objects.filter(username__startswith="load-kill-b01-"))
-    for n, item in enumerate(batch.items.order_by("pk")):
-        for v, verifier in enumerate(verifiers):
-            JudgmentFactory(item=item, verifier=verifier, batch=batch, label="ABCD"[(n + (v == 2)) % 4])
+    batch = judged_batch("kill-b01", n_items=12, label=lambda n, v: "ABCD"[(n + (v == 2)) % 4])
     first = aggregation_run_execute(run_id=aggregation_run_create(batch_ids=[batch.pk], trigger="manual", dispatch=False).pk)
     assert first.status == RunStatus.SUCCEEDED
     before = _results(first.pk)

@@ -15,12 +15,9 @@ from django.conf import settings
 
 from aggregation.models import AggregationRun, ItemResult, RunStatus
 from aggregation.services import aggregation_run_create
-from bench.load.fixture import load_fixture
 from dialtom_site import jobs
-from tests.factories import JudgmentFactory
 
-from .helpers import ensure_domains
-from .test_worker_kill import _stop, _wait, _worker
+from .test_worker_kill import _stop, _wait, _worker, judged_batch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery]
 
@@ -31,16 +28,7 @@ def test_a_run_whose_worker_died_is_failed_and_retried_by_the_sweep(tmp_path):
     from dialtom_site.celery import app
 
     # Given a batch with all its judgments
-    ensure_domains()
-    load_fixture(batch="lost-b01", n_verifiers=3, n_items=8, overlap=3)
-    from accounts.models import User
-    from annotation.models import Batch
-
-    batch = Batch.objects.get(name="lost-b01")
-    verifiers = list(User.objects.filter(username__startswith="load-lost-b01-"))
-    for n, item in enumerate(batch.items.order_by("pk")):
-        for verifier in verifiers:
-            JudgmentFactory(item=item, verifier=verifier, batch=batch, label="ABCD"[n % 4])
+    batch = judged_batch("lost-b01", n_items=8, label=lambda n, v: "ABCD"[n % 4])
 
     queue = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-lost"
     app.conf.task_default_queue = queue
