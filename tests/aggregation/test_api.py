@@ -77,3 +77,26 @@ def test_all_means_every_audited_batch(client, staff, monkeypatch, django_captur
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/v1/aggregation-runs/", {"all": True}, format="json")
     assert response.status_code == 202 and response.json()["batches"] == ["b-audited"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_aggregate_command_with_the_broker_down_reports_the_waiting_run(monkeypatch, capsys):
+    import json
+    import time
+
+    from django.core.management import call_command
+
+    from dialtom_site.celery import app
+    from tests.factories import JudgmentFactory
+
+    ensure_domains()
+    item = ItemFactory(batch=BatchFactory(name="b-cmd-down"))
+    JudgmentFactory(item=item, batch=item.batch)
+    monkeypatch.setitem(app.conf, "broker_write_url", "redis://127.0.0.1:1/0")  # nothing listens there
+    started = time.monotonic()
+    call_command("aggregate", "--all", "--json")  # would wait up to --timeout for a queued run
+    assert time.monotonic() - started < 10
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    assert report["status"] == "waiting" and "waits for the broker" in lines[0]
+    assert AggregationRun.objects.get(pk=report["run"]).status == RunStatus.WAITING
