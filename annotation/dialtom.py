@@ -144,9 +144,13 @@ def _context_id(domain: str, key: str) -> tuple[str, str, int]:
     return f"{session_key}-w{window:02d}", session_key, window
 
 
+def roles_for(code: str, *, initiator: str, recipient: str) -> dict[str, str]:
+    """Role name as the authors write it (lower case) -> speaker, for one domain."""
+    return {initiator.lower(): Speaker.INITIATOR, recipient.lower(): Speaker.RECIPIENT, **ROLE_ALIASES.get(code, {})}
+
+
 def _roles(domain) -> dict[str, str]:
-    return {domain.initiator_role.lower(): Speaker.INITIATOR, domain.recipient_role.lower(): Speaker.RECIPIENT,
-            **ROLE_ALIASES.get(domain.code, {})}
+    return roles_for(domain.code, initiator=domain.initiator_role, recipient=domain.recipient_role)
 
 
 def _turns(ctx, domain) -> list[dict]:
@@ -163,12 +167,13 @@ def _turns(ctx, domain) -> list[dict]:
     return turns
 
 
-def continuation_turns(text: str, domain) -> list[dict]:
-    """A continuation ("role: text\\nrole: text") as turns `{speaker, role, text}`.
+def continuation_turns(text: str, roles) -> list[dict]:
+    """A continuation ("role: text\\nrole: text") as turns `{speaker, role, text}`; `roles`
+    is a Domain or a `roles_for` mapping.
 
     A line without a known role (the generator sometimes starts mid-turn) continues the
     turn before it, or stands alone with speaker "" when it is the first."""
-    roles = _roles(domain)
+    roles = roles if isinstance(roles, dict) else _roles(roles)
     turns: list[dict] = []
     for line in str(text).splitlines():
         line = line.strip()

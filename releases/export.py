@@ -17,6 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from annotation.dialtom import continuation_turns, roles_for
+
 COLUMNS = (
     "release",
     "item_id",
@@ -36,8 +38,12 @@ COLUMNS = (
     "ds_posterior",
     "mv_label",
     "agreement",
+    "state",
+    "source_key",
+    "retained_by_authors",
+    "continuations",
 )
-NESTED = ("options", "context", "profile")
+NESTED = ("options", "context", "profile", "continuations")
 FILTERS = ("task", "domain", "attribute", "variant")
 FORMATS = {
     "jsonl": ("items.jsonl", "application/jsonl"),
@@ -46,7 +52,8 @@ FORMATS = {
 }
 PARQUET_SCHEMA = pa.schema(
     [
-        (name, pa.int64() if name == "n_judgments" else pa.float64() if name in ("ds_posterior", "agreement") else pa.string())
+        (name, pa.int64() if name == "n_judgments" else pa.float64() if name in ("ds_posterior", "agreement")
+         else pa.bool_() if name == "retained_by_authors" else pa.string())
         for name in COLUMNS
     ]
 )
@@ -59,8 +66,11 @@ def _dumps(value) -> str:
 def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]], agreement: dict[int, float | None]) -> dict:
     """A release record (ordered like COLUMNS) from a `selectors.release_source_rows` row.
 
-    `context` (the dialogue window, each turn with its domain role) only for retrospective
-    items, `profile` only for prospective ones: the other key is absent, as the spec says.
+    `context` is the dialogue window, each turn with its domain role; `profile` and
+    `continuations` (each option split into turns, with speaker and role) are for prospective
+    items only. A prospective row keeps its context (what the continuation follows, never
+    shown to verifiers), `state` (the authors' name of its attribute) and `source_key`
+    (the authors' "session, window"), so it can be traced back to their files.
     """
     domain = row["item__context__domain_id"]
     record = {
@@ -76,13 +86,19 @@ def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]],
         "options": list(row["item__options"]),
         "answer": row["label"],
     }
-    if row["item__task"] == "retrospective":
-        record["context"] = [
-            {"speaker": t.get("speaker"), "role": roles.get(domain, {}).get(t.get("speaker"), ""), "text": t.get("text", "")}
-            for t in row["item__context__turns"]
-        ]
-    else:
+    domain_roles = roles.get(domain, {})
+    record["context"] = [
+        {"speaker": t.get("speaker"), "role": domain_roles.get(t.get("speaker"), ""), "text": t.get("text", "")}
+        for t in row["item__context__turns"]
+    ]
+    if row["item__task"] != "retrospective":
         record["profile"] = row["item__profile"] or {}
+        speakers = roles_for(domain, initiator=domain_roles.get("initiator", ""), recipient=domain_roles.get("recipient", ""))
+        continuations = [
+            [{"speaker": t["speaker"], "role": domain_roles.get(t["speaker"], t["role"]), "text": t["text"]}
+             for t in continuation_turns(option, speakers)]
+            for option in record["options"]
+        ]
     ac1 = agreement.get(row["batch_id"])
     record.update(
         {
@@ -91,8 +107,13 @@ def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]],
             "ds_posterior": round(float(row["posterior"]), 9),
             "mv_label": row["mv_label"] or None,
             "agreement": None if ac1 is None else round(float(ac1), 9),
+            "state": row.get("item__metadata__state"),
+            "source_key": row.get("item__metadata__key"),
+            "retained_by_authors": bool(row.get("item__retained_by_authors")),
         }
     )
+    if row["item__task"] != "retrospective":
+        record["continuations"] = continuations
     return record
 
 

@@ -19,14 +19,15 @@ def error_response(exc: services.VerificationError) -> Response:
     return Response(body, status=exc.status)
 
 
+class TurnSerializer(serializers.Serializer):
+    speaker = serializers.CharField(allow_blank=True, help_text="the domain role, e.g. counselor / client")
+    text = serializers.CharField()
+
+
 class OptionSerializer(serializers.Serializer):
     letter = serializers.CharField()
     text = serializers.CharField()
-
-
-class TurnSerializer(serializers.Serializer):
-    speaker = serializers.CharField(help_text="the domain role, e.g. counselor / client")
-    text = serializers.CharField()
+    turns = TurnSerializer(many=True, required=False, help_text="prospective items: the continuation, turn by turn")
 
 
 class ItemViewSerializer(serializers.Serializer):

@@ -7,6 +7,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Role, User
+from annotation.dialtom import continuation_turns
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Speaker, Task, Variant
 
 from .models import Claim, ClaimStatus, Judgment, QueueSlot
@@ -106,6 +107,11 @@ def skipped_claims_for(*, verifier: User, batch: Batch) -> list[Claim]:
 def _options_as_shown(*, item, display_order: str) -> list[dict]:
     options = [{"letter": shown, "text": item.options[OPTION_LETTERS.index(original)]}
                for shown, original in zip(OPTION_LETTERS, display_order)]
+    if item.task == Task.PROSPECTIVE:  # a continuation reads as dialogue: one turn a line, with its speaker
+        domain = item.context.domain
+        for option in options:
+            option["turns"] = [{"speaker": domain.role_name(t["speaker"]) if t["speaker"] else "", "text": t["text"]}
+                               for t in continuation_turns(option["text"], domain)]
     if item.variant == Variant.COUNTERFACTUAL:
         options.append({"letter": NOTA, "text": "None of the above"})
     return options

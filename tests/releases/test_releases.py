@@ -50,7 +50,11 @@ def test_release_writes_retained_items_and_manifest(world, release_root):
     assert trust["context"][0] == {"speaker": "initiator", "role": "counselor", "text": "So what brings you here today?"}
     assert "profile" not in trust
     prospective = lines[1]
-    assert "context" not in prospective and prospective["profile"]["trust"] == "trust of the client"
+    assert prospective["profile"]["trust"] == "trust of the client"
+    # a prospective row keeps what the continuation follows, and its options turn by turn
+    assert prospective["context"][0] == {"speaker": "initiator", "role": "supporter", "text": "How are you feeling today?"}
+    assert prospective["continuations"] == [[{"speaker": "", "role": "", "text": o}] for o in prospective["options"]]
+    assert "continuations" not in trust and trust["retained_by_authors"] is False
     assert prospective["attribute"] == "trust"  # the state its distractors were made for
 
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -224,3 +228,25 @@ def test_manifest_says_how_each_batch_was_allocated(world, release_root):
     ]
     world.batch_a.adaptive_overlap.delete()
     assert build("v2").manifest["overlap"] == [{"batch": "batch-a", "mode": "fixed", "k": 3}]
+
+
+def test_released_prospective_row_from_the_authors_files_keeps_state_key_and_turns():
+    from releases.export import release_record
+
+    # a row as releases.selectors gives it, for an item imported from the authors' pool
+    row = {"item__item_id": "mi-s0000-w00-prospective-belief", "item__context__context_id": "mi-s0000-w00",
+           "item__context__domain_id": "mi", "item__task": "prospective", "item__attribute": "belief",
+           "item__variant": "hard", "item__target_speaker": "recipient", "item__question": "q",
+           "item__options": ["counselor: Hi.\nclient: Hello.", "Well, then.\n counselor: Go on.", "c", "d"],
+           "item__context__turns": [{"speaker": "recipient", "text": "I drink.", "source_role": "client"}],
+           "item__profile": {"belief": "b"}, "item__metadata__state": "Belief", "item__metadata__key": "0, 0",
+           "item__retained_by_authors": True, "batch_id": 1, "batch__name": "dialtom-mi-data-0-50", "label": "A",
+           "posterior": 0.9, "mv_label": "A", "n_judgments": 3}
+    record = release_record(row, version="v1", roles={"mi": {"initiator": "counselor", "recipient": "client"}},
+                            agreement={})
+    assert (record["state"], record["source_key"], record["retained_by_authors"]) == ("Belief", "0, 0", True)
+    assert record["context"] == [{"speaker": "recipient", "role": "client", "text": "I drink."}]
+    assert record["continuations"][0] == [{"speaker": "initiator", "role": "counselor", "text": "Hi."},
+                                          {"speaker": "recipient", "role": "client", "text": "Hello."}]
+    assert record["continuations"][1] == [{"speaker": "", "role": "", "text": "Well, then."},
+                                          {"speaker": "initiator", "role": "counselor", "text": "Go on."}]

@@ -141,3 +141,27 @@ def test_htmx_gets_problems_explained_in_place(client, verifier, batch):
                 HTTP_HX_REQUEST="true")
     paused = client.get(reverse("verification:audit", args=[batch.name]), HTTP_HX_REQUEST="true").content.decode()
     assert "is paused" in paused and Judgment.objects.filter(verifier=verifier).count() == 1
+
+
+def test_a_continuation_reads_as_dialogue_one_turn_a_line_with_its_speaker(client, verifier):
+    # Given a prospective item whose options are continuations as the authors write them
+    batch = open_batch(name="mi-cont", n_items=0, n_prospective=1, verifiers=[verifier])
+    item = batch.items.get()
+    item.options = [f"counselor: How are you, {n}?\nclient: Fine, thanks.\n counselor: Good to hear." for n in "abc"] + [
+        "Well, maybe I could try.\nclient: I think so."]  # the generator sometimes starts mid-turn
+    item.save(update_fields=["options"])
+    client.force_login(verifier)
+
+    page = client.get(reverse("verification:audit", args=[batch.name])).content.decode()
+
+    assert '<span class="turn"><strong class="speaker">Counselor:</strong> How are you, a?</span>' in page
+    assert '<span class="turn"><strong class="speaker">Client:</strong> Fine, thanks.</span>' in page
+    assert '<span class="turn"><strong class="speaker">Counselor:</strong> Good to hear.</span>' in page
+    assert '<span class="turn">Well, maybe I could try.</span>' in page  # no speaker given, none invented
+    assert "How are you, a?\nclient" not in page  # not one run-together paragraph
+    # the API gives the same turns
+    from verification.selectors import item_view_for
+
+    view = item_view_for(claim=Claim.objects.get(verifier=verifier, status="active"))
+    assert all(len(o["turns"]) in (2, 3) for o in view["options"])
+    assert {t["speaker"] for o in view["options"] for t in o["turns"]} == {"counselor", "client", ""}
