@@ -175,9 +175,10 @@ def main():
         "",
         "Peak of Python allocations (tracemalloc) during `import_dialtom` into an empty database: "
         + ", ".join(f"{n:,} items: {mb:.1f} MiB" for n, mb in peaks.values())
-        + f" — {peaks['full'][0] / max(peaks['quarter'][0], 1):.1f}× the items for "
-          f"{peaks['full'][1] / max(peaks['quarter'][1], 0.01):.2f}× the memory (one file in memory at a time; "
-          "what is kept across files is a 16-byte fingerprint and the places of each id).",
+        + f" — {peaks["full"][0] / max(peaks["quarter"][0], 1):.1f}× the items for "
+          f"{peaks['full'][1] / max(peaks['quarter'][1], 0.01):.2f}× the memory: it grows with the number of ids, "
+          "not with the text (one file in memory at a time; kept across files: a 16-byte fingerprint and the places "
+          "of each id).",
         "",
     ]
     text = "\n".join(lines)

@@ -15,6 +15,7 @@ PG = "postgres://postgres@127.0.0.1:5432/"
 
 BENCHMARKS = [
     ("imports", ["bench/bench_imports.py"], "dialtom_bench_imports"),
+    ("dialtom pool import", ["bench/dialtom_pool.py"], "dialtom_bench_pool"),
     ("aggregation", ["bench/aggregate.py"], "dialtom_bench_aggregate"),
     ("release export", ["bench/release_export.py"], "dialtom_bench_release"),
     ("scoring", ["bench/scoring.py"], "dialtom_bench_scoring"),
