@@ -8,15 +8,15 @@ a CommandError. Each returns a JSON-serialisable report of what it did.
 from __future__ import annotations
 
 import itertools
+import json
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TextIO
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from . import dialtom, selectors
 from .models import (
@@ -465,26 +465,24 @@ def _kind(item) -> str:
 
 
 KINDS = ("retrospective", "prospective", "easy", "counterfactual")
-
-
-class _Seen:
-    """What the first pass learnt about one context or item id: its versions and where."""
-
-    __slots__ = ("digest", "places", "conflict", "batch", "in_release", "release", "field", "kind", "context_id", "slot")
-
-    def __init__(self, digest: bytes, place: tuple, **extra):
-        self.digest, self.places, self.conflict = digest, (place,), None  # a tuple: most ids have one place
-        self.batch = self.release = self.field = self.kind = self.context_id = self.slot = None
-        self.in_release = False
-        for key, value in extra.items():
-            setattr(self, key, value)
-
-    def add_place(self, place: tuple) -> None:
-        self.places = (*self.places, place)
-
-
-def _place(parsed) -> tuple:
-    return (parsed.file.path.name, parsed.line, parsed.key)
+_KIND_SQL = ("CASE WHEN task = 'retrospective' THEN 'retrospective' WHEN variant = 'easy' THEN 'easy' "
+             "WHEN variant = 'counterfactual' THEN 'counterfactual' ELSE 'prospective' END")
+# What the first pass learns, in temporary tables of this transaction (dropped at its end),
+# so that memory does not grow with the number of records: a row per context or item met.
+_STAGING_SQL = """
+DROP TABLE IF EXISTS dialtom_seen, dialtom_bad, dialtom_first;
+CREATE TEMP TABLE dialtom_seen (
+    seq serial PRIMARY KEY, kind text NOT NULL, id text NOT NULL, digest bytea NOT NULL,
+    file integer NOT NULL, line integer NOT NULL, key text NOT NULL, field text NOT NULL,
+    context_id text NOT NULL, task text NOT NULL, attribute text NOT NULL, variant text NOT NULL,
+    batch text NOT NULL, release jsonb
+) ON COMMIT DROP;
+CREATE TEMP TABLE dialtom_bad (kind text NOT NULL, id text NOT NULL, reason text NOT NULL,
+                               PRIMARY KEY (kind, id)) ON COMMIT DROP;
+"""
+JSON_COLUMNS = {"context": {1}, "item": {1 + dialtom.ITEM_COMPARED.index(c) for c in ("options", "profile")}}
+_SEEN_COLUMNS = ("kind", "id", "digest", "file", "line", "key", "field", "context_id", "task", "attribute", "variant",
+                 "batch", "release")
 
 
 def _where(place: tuple) -> str:
@@ -492,9 +490,13 @@ def _where(place: tuple) -> str:
 
 
 def _chunks_of(values, size: int = 5000):
-    values = list(values)
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
+    iterator = iter(values)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _problem(file_name: str, line: int, key: str, field: str, reason: str) -> dialtom.Problem:
+    return dialtom.Problem(file_name, line, key, field, reason)
 
 
 @transaction.atomic
@@ -511,12 +513,14 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     `strict=True` refuses the import instead, writing nothing. NUL characters are removed
     and listed in `warnings`. A file none of whose records is valid is refused.
 
-    Two passes over the files keep memory flat: the first fingerprints every context and
-    item (no text kept), the second re-reads each file and streams what is new into the
-    database (COPY), in this one transaction. Idempotent: a second run creates nothing.
-    Context ids come from the record id "session, window": "5, 2" in MI -> `mi-s0005-w02`.
-    Items go to one batch per file (pool items to their pool file's, `dialtom-mi-data-0-50`;
-    release-only items to `dialtom-mi-retrospective`, ...) unless `batch` is given.
+    Two passes over the files, one file in memory at a time: the first fingerprints every
+    context and item into a temporary table (`dialtom_seen`), where SQL finds the ids given
+    twice with other content or clashing with the database; the second re-reads each file
+    and streams what is new into the tables (COPY). One transaction; a second run creates
+    nothing. Context ids come from the record id "session, window": "5, 2" in MI ->
+    `mi-s0005-w02`. Items go to one batch per file (pool items to their pool file's,
+    `dialtom-mi-data-0-50`; release-only items to `dialtom-mi-retrospective`, ...) unless
+    `batch` is given.
     """
     domains_ensure()
     seed = settings.DIALTOM_SEED if seed is None else seed
@@ -529,203 +533,244 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
                                                   "{MI,ESC,PFG}_{retrospective,prospective,prospective-easy}"
                                                   "_verified.json, {MI,ESC,PFG}_counterfact.json)")
     domains = {d.code: d for d in Domain.objects.all()}
+    names = [f.path.name for f in files]
     skipped: list[dialtom.Problem] = []
     warnings: list[dialtom.Problem] = []
-    contexts: dict[str, _Seen] = {}
-    items: dict[str, _Seen] = {}
-    counterfactuals: dict[str, tuple[dict, tuple]] = {}
-    slots_seen: dict[tuple, tuple] = {}  # one tuple object per (task, attribute, variant)
+    counterfactuals: dict[str, tuple[dict, tuple]] = {}  # a few hundred: kept in memory
 
-    # Pass 1: fingerprints, problems of single records, ids given twice.
-    for file in files:
-        n_records = n_valid = 0
-        first_problem = None
-        for parsed in dialtom.read(file, domain=domains[file.domain], seed=seed):
-            n_records += 1
-            warnings.extend(parsed.warnings)
-            skipped.extend(parsed.skipped)
-            first_problem = first_problem or (parsed.skipped[0] if parsed.skipped else None)
-            place = _place(parsed)
-            if parsed.counterfactual is not None:
-                n_valid += 1
-                cf = parsed.counterfactual
-                item_id = f"{cf['parent_id']}-counterfactual"
-                before = counterfactuals.get(item_id)
-                if before is None:
-                    counterfactuals[item_id] = (cf, place)
-                elif before[0]["profile"] != cf["profile"]:
-                    counterfactuals[item_id] = ({**before[0], "conflict": place}, before[1])
+    with connection.cursor() as cursor:
+        cursor.execute(_STAGING_SQL)
+
+        # Pass 1: problems of single records into the report, fingerprints into dialtom_seen.
+        for index, file in enumerate(files):
+            n_records = n_valid = 0
+            first_problem = None
+            with cursor.copy(f"COPY dialtom_seen ({', '.join(_SEEN_COLUMNS)}) FROM STDIN") as copy:
+                for parsed in dialtom.read(file, domain=domains[file.domain], seed=seed):
+                    n_records += 1
+                    warnings.extend(parsed.warnings)
+                    skipped.extend(parsed.skipped)
+                    first_problem = first_problem or (parsed.skipped[0] if parsed.skipped else None)
+                    place = (file.path.name, parsed.line, parsed.key)
+                    if parsed.counterfactual is not None:
+                        n_valid += 1
+                        cf = parsed.counterfactual
+                        item_id = f"{cf['parent_id']}-counterfactual"
+                        before = counterfactuals.get(item_id)
+                        if before is None:
+                            counterfactuals[item_id] = (cf, place)
+                        elif before[0]["profile"] != cf["profile"]:
+                            counterfactuals[item_id] = ({**before[0], "conflict": place}, before[1])
+                        continue
+                    if parsed.context is None:
+                        continue
+                    n_valid += 1
+                    context = parsed.context
+                    copy.write_row(("context", context["context_id"], dialtom.context_digest(context["turns"]), index,
+                                    parsed.line, parsed.key, "ctx", context["context_id"], "", "", "", "", None))
+                    for item in parsed.items:
+                        copy.write_row(("item", item["item_id"], dialtom.item_digest(item), index, parsed.line,
+                                        parsed.key, item["field"], context["context_id"], item["task"],
+                                        item["attribute"], item["variant"], batch or file.batch,
+                                        json.dumps(item["release"]) if "release" in item else None))
+            if n_records and not n_valid:
+                raise InputError(file.path, first_problem.line, first_problem.field,
+                                 f"{first_problem.reason} (no record of this file is valid)")
+        cursor.execute("CREATE INDEX ON dialtom_seen (kind, id, seq); ANALYZE dialtom_seen")
+
+        # An id given twice with other content: every version is skipped.
+        cursor.execute("""
+            INSERT INTO dialtom_bad (kind, id, reason)
+            SELECT s.kind, s.id, 'other ' || CASE s.kind WHEN 'context' THEN 'turns' ELSE 'content' END || ' in ' ||
+                   (SELECT f.file || ':' || f.line || ':' || f.key FROM dialtom_seen f
+                    WHERE f.kind = s.kind AND f.id = s.id ORDER BY f.seq LIMIT 1)
+            FROM dialtom_seen s GROUP BY s.kind, s.id HAVING count(DISTINCT s.digest) > 1""")
+        # ... or already in the database with other content (compared here, by fingerprint).
+        for kind, sql in (
+            ("context", "SELECT c.context_id, c.turns, s.digest FROM annotation_context c JOIN "
+                        "(SELECT DISTINCT id, digest FROM dialtom_seen WHERE kind = 'context') s ON s.id = c.context_id"),
+            ("item", f"SELECT i.item_id, i.{', i.'.join(dialtom.ITEM_COMPARED)}, s.digest FROM annotation_item i JOIN "
+                     "(SELECT DISTINCT id, digest FROM dialtom_seen WHERE kind = 'item') s ON s.id = i.item_id"),
+        ):
+            with connection.connection.cursor(name=f"dialtom_{kind}_check") as rows:  # server-side: streamed
+                rows.itersize = 2000
+                rows.execute(sql)
+                differ = []
+                for row in rows:
+                    # Django reads jsonb as text on this connection: decode it as JSONField would
+                    row = [json.loads(v) if isinstance(v, str) and n in JSON_COLUMNS[kind] else v for n, v in enumerate(row)]
+                    mine = bytes(row[-1])
+                    if kind == "context":
+                        theirs = dialtom.context_digest(row[1])
+                    else:
+                        theirs = dialtom.item_digest(dict(zip(dialtom.ITEM_COMPARED, row[1:-1], strict=True)))
+                    if theirs != mine:
+                        differ.append((kind, row[0], f"already in the database with other "
+                                                     f"{'turns' if kind == 'context' else 'content'}"))
+            for chunk in _chunks_of(differ):
+                cursor.executemany("INSERT INTO dialtom_bad (kind, id, reason) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                                   chunk)
+        # ... or whose slot (context, task, attribute, variant) is another item's in the database.
+        cursor.execute("""
+            INSERT INTO dialtom_bad (kind, id, reason)
+            SELECT DISTINCT ON (s.id) 'item', s.id, 'its slot (' || s.task || ' ' || s.attribute || ' ' || s.variant ||
+                   ') is taken by item ' || i.item_id || ' in the database'
+            FROM dialtom_seen s JOIN annotation_context c ON c.context_id = s.context_id
+            JOIN annotation_item i ON i.context_id = c.id AND i.task = s.task AND i.attribute = s.attribute
+                                  AND i.variant = s.variant AND i.item_id <> s.id
+            WHERE s.kind = 'item' ON CONFLICT DO NOTHING""")
+        # The places of what is skipped go to the report (the items of a skipped context
+        # are not listed one by one: the context's line says it).
+        cursor.execute("""
+            SELECT s.file, s.line, s.key, s.field, s.kind, s.id, b.reason FROM dialtom_seen s
+            JOIN dialtom_bad b ON b.kind = s.kind AND b.id = s.id ORDER BY s.seq""")
+        for file_index, line, key, field_name, kind, id_, reason in cursor.fetchall():
+            where, _, rest = reason.partition(" in ")
+            if rest and ":" in rest:  # "other content in <file index>:<line>:<key>"
+                f, ln, k = rest.split(":", 2)
+                reason = f"{where} in {_where((names[int(f)], int(ln), k))}"
+            what = f"context {id_} has {reason}" if kind == "context" else f"item {id_}: {reason}"
+            skipped.append(_problem(names[file_index], line, key, field_name, f"{what}; not imported"
+                                    if kind == "item" else f"{what}; none of its versions is imported"))
+        cursor.execute("""
+            INSERT INTO dialtom_bad (kind, id, reason)
+            SELECT DISTINCT 'item', s.id, 'its context is skipped' FROM dialtom_seen s
+            JOIN dialtom_bad b ON b.kind = 'context' AND b.id = s.context_id WHERE s.kind = 'item'
+            ON CONFLICT DO NOTHING""")
+        for item_id, (cf, place) in counterfactuals.items():
+            if "conflict" in cf:
+                skipped.extend(_problem(*p, "profile", f"item {item_id}: other profiles in {_where(place)} and "
+                                                       f"{_where(cf['conflict'])}; not imported")
+                               for p in (place, cf["conflict"]))
+        if strict and skipped:
+            first = skipped[0]
+            raise InputError(first.file, first.line, first.field,
+                             first.reason + (f" (and {len(skipped) - 1} more problem(s))" if len(skipped) > 1 else ""))
+
+        # One row per valid id: where it is first met, its batch, the release's word on it.
+        cursor.execute("""
+            CREATE TEMP TABLE dialtom_first ON COMMIT DROP AS
+            SELECT DISTINCT ON (s.kind, s.id) s.kind, s.id, s.file, s.batch, s.task, s.variant,
+                   (SELECT r.release FROM dialtom_seen r WHERE r.kind = s.kind AND r.id = s.id AND r.release IS NOT NULL
+                    ORDER BY r.seq LIMIT 1) AS release,
+                   EXISTS (SELECT 1 FROM annotation_item i WHERE s.kind = 'item' AND i.item_id = s.id)
+                   OR EXISTS (SELECT 1 FROM annotation_context c WHERE s.kind = 'context' AND c.context_id = s.id)
+                   AS existing
+            FROM dialtom_seen s
+            WHERE NOT EXISTS (SELECT 1 FROM dialtom_bad b WHERE b.kind = s.kind AND b.id = s.id)
+            ORDER BY s.kind, s.id, s.seq;
+            CREATE INDEX ON dialtom_first (file, kind);
+            ANALYZE dialtom_first""")
+        # An item already there that the release now holds is marked as retained by the authors.
+        cursor.execute("""
+            UPDATE annotation_item i SET retained_by_authors = true FROM dialtom_first f
+            WHERE f.kind = 'item' AND f.id = i.item_id AND f.release IS NOT NULL AND NOT i.retained_by_authors""")
+        n_marked = cursor.rowcount
+
+        # Pass 2: each file again; what is new and first met in it is written (COPY).
+        batch_pks: dict[str, int] = {}
+
+        def batch_pk(name: str) -> int:
+            if name not in batch_pks:
+                batch_pks[name] = Batch.objects.get_or_create(
+                    name=name, defaults={"overlap": settings.DIALTOM_DEFAULT_OVERLAP,
+                                         "lease_minutes": settings.DIALTOM_LEASE_MINUTES})[0].pk
+            return batch_pks[name]
+
+        created: Counter = Counter()
+        for index, file in enumerate(files):
+            if file.kind == "counterfact":
                 continue
-            if parsed.context is None:
+            cursor.execute("SELECT kind, id, batch, release FROM dialtom_first WHERE file = %s AND NOT existing", [index])
+            todo = {(kind, id_): (batch_name, json.loads(release) if isinstance(release, str) else release)
+                    for kind, id_, batch_name, release in cursor.fetchall()}
+            if not todo:
                 continue
-            n_valid += 1
-            context = parsed.context
-            seen = contexts.get(context["context_id"])
-            context_digest = dialtom.context_digest(context["turns"])
-            if seen is None:
-                contexts[context["context_id"]] = _Seen(context_digest, place)
-            else:
-                seen.add_place(place)
-                if seen.digest != context_digest and seen.conflict is None:
-                    seen.conflict = f"other turns in {_where(seen.places[0])}"
-            for item in parsed.items:
-                item_digest = dialtom.item_digest(item)
-                seen = items.get(item["item_id"])
-                in_release = "release" in item
-                if seen is None:
-                    slot = (item["task"], item["attribute"], item["variant"])
-                    seen = items[item["item_id"]] = _Seen(
-                        item_digest, place, batch=batch or file.batch, field=sys.intern(item["field"]),
-                        kind=_kind(item), context_id=context["context_id"], slot=slots_seen.setdefault(slot, slot))
-                else:
-                    seen.add_place(place)
-                    if seen.digest != item_digest and seen.conflict is None:
-                        seen.conflict = f"other content in {_where(seen.places[0])}"
-                if in_release:
-                    seen.in_release, seen.release = True, item["release"]
-        if n_records and not n_valid:
-            raise InputError(file.path, first_problem.line, first_problem.field,
-                             f"{first_problem.reason} (no record of this file is valid)")
-
-    # What the database holds already.
-    existing_contexts: dict[str, int] = {}
-    for chunk in _chunks_of(contexts):
-        for context_id, pk, turns in Context.objects.filter(context_id__in=chunk).order_by().values_list(
-                "context_id", "pk", "turns"):
-            existing_contexts[context_id] = pk
-            if dialtom.context_digest(turns) != contexts[context_id].digest:
-                contexts[context_id].conflict = contexts[context_id].conflict or "already in the database with other turns"
-    existing_items: dict[str, bool] = {}  # item_id -> retained_by_authors
-    for chunk in _chunks_of(items):
-        for row in Item.objects.filter(item_id__in=chunk).order_by().values(
-                "item_id", "retained_by_authors", *dialtom.ITEM_COMPARED):
-            existing_items[row["item_id"]] = row["retained_by_authors"]
-            seen = items[row["item_id"]]
-            if dialtom.item_digest(row) != seen.digest:
-                seen.conflict = seen.conflict or "already in the database with other content"
-    slots: dict[tuple, str] = {}
-    for chunk in _chunks_of(existing_contexts.values()):
-        for context_id, task, attribute, variant, item_id in Item.objects.filter(context_id__in=chunk).order_by().values_list(
-                "context__context_id", "task", "attribute", "variant", "item_id"):
-            slots[(context_id, task, attribute, variant)] = item_id
-
-    # Conflicts: every place of a context or item given with two contents (or unlike the
-    # database) is skipped, and so is every item of a skipped context.
-    for context_id, seen in contexts.items():
-        if seen.conflict:
-            skipped.extend(dialtom.Problem(*place, "ctx", f"context {context_id} has {seen.conflict}; "
-                                                         "none of its versions is imported")
-                           for place in seen.places)
-    for item_id, seen in items.items():
-        if contexts[seen.context_id].conflict:
-            seen.conflict = seen.conflict or "its context is skipped"
-            continue
-        if seen.conflict is None and item_id not in existing_items:
-            taken = slots.get((seen.context_id, *seen.slot))
-            if taken:
-                seen.conflict = f"its slot ({seen.kind} {seen.slot[1]}) is taken by item {taken} in the database"
-        if seen.conflict:
-            skipped.extend(dialtom.Problem(*place, seen.field, f"item {item_id}: {seen.conflict}; not imported")
-                           for place in seen.places)
-    for item_id, (cf, place) in counterfactuals.items():
-        if "conflict" in cf:
-            skipped.extend(dialtom.Problem(*p, "profile", f"item {item_id}: other profiles in {_where(place)} and "
-                                                          f"{_where(cf['conflict'])}; not imported")
-                           for p in (place, cf["conflict"]))
-    if strict and skipped:
-        first = skipped[0]
-        raise InputError(first.file, first.line, first.field,
-                         first.reason + (f" (and {len(skipped) - 1} more problem(s))" if len(skipped) > 1 else ""))
-
-    # Pass 2: stream what is new into the database, a file at a time.
-    batch_pks: dict[str, int] = {}
-
-    def batch_pk(name: str) -> int:
-        if name not in batch_pks:
-            batch_pks[name] = Batch.objects.get_or_create(
-                name=name, defaults={"overlap": settings.DIALTOM_DEFAULT_OVERLAP,
-                                     "lease_minutes": settings.DIALTOM_LEASE_MINUTES})[0].pk
-        return batch_pks[name]
-
-    context_pks = dict(existing_contexts)
-    done = {item_id for item_id in existing_items}
-    created: Counter = Counter()
-    for file in files:
-        if file.kind == "counterfact":
-            continue
-        new_contexts: dict[str, dict] = {}
-        new_items: list[dict] = []
-        for parsed in dialtom.read(file, domain=domains[file.domain], seed=seed):
-            context = parsed.context
-            if context is None or contexts[context["context_id"]].conflict:
-                continue
-            if context["context_id"] not in context_pks and context["context_id"] not in new_contexts:
-                new_contexts[context["context_id"]] = {
-                    "context_id": context["context_id"], "domain_id": context["domain"],
-                    "session_key": context["session_key"], "window_index": context["window_index"],
-                    "turns": context["turns"], "n_words": sum(count_words(t["text"]) for t in context["turns"]),
-                    "metadata": {**context["metadata"], "file": file.path.name}}
-            for item in parsed.items:
-                seen = items[item["item_id"]]
-                if seen.conflict or item["item_id"] in done:
+            new_contexts, new_items = [], []
+            for parsed in dialtom.read(file, domain=domains[file.domain], seed=seed):
+                context = parsed.context
+                if context is None:
                     continue
-                done.add(item["item_id"])
-                state = item.get("release", {}).get("state") or item["field"].rpartition(".")[2]
-                metadata = {"source": f"dialtom-{file.kind if file.kind == 'pool' else 'release'}",
-                            "file": file.path.name, "key": parsed.key.partition("_")[0], "state": state}
-                if seen.in_release:
-                    metadata["release"] = seen.release
-                new_items.append({
-                    **{k: item[k] for k in ("item_id", "task", "attribute", "variant", "target_speaker", "question",
-                                            "options", "answer", "profile")},
-                    "context_id": context["context_id"], "batch_id": batch_pk(seen.batch),
-                    "retained_by_authors": seen.in_release, "metadata": metadata})
-        for chunk in _chunks_of(new_contexts.values(), CHUNK_SIZE):
-            bulk_insert(Context, chunk)
-        if new_contexts:
+                if todo.pop(("context", context["context_id"]), None) is not None:
+                    new_contexts.append({
+                        "context_id": context["context_id"], "domain_id": context["domain"],
+                        "session_key": context["session_key"], "window_index": context["window_index"],
+                        "turns": context["turns"], "n_words": sum(count_words(t["text"]) for t in context["turns"]),
+                        "metadata": {**context["metadata"], "file": file.path.name}})
+                for item in parsed.items:
+                    first = todo.pop(("item", item["item_id"]), None)
+                    if first is None:
+                        continue
+                    batch_name, release = first
+                    metadata = {"source": "dialtom-pool" if file.kind == "pool" else "dialtom-release",
+                                "file": file.path.name, "key": parsed.key.partition("_")[0],
+                                "state": (release or {}).get("state") or item["field"].rpartition(".")[2]}
+                    if release:
+                        metadata["release"] = release
+                    new_items.append({
+                        **{k: item[k] for k in ("item_id", "task", "attribute", "variant", "target_speaker",
+                                                "question", "options", "answer", "profile")},
+                        "context_id": context["context_id"], "batch_id": batch_pk(batch_name),
+                        "retained_by_authors": bool(release), "metadata": metadata})
+            for chunk in _chunks_of(new_contexts, CHUNK_SIZE):
+                bulk_insert(Context, chunk)
             created["contexts"] += len(new_contexts)
-            for chunk in _chunks_of(new_contexts):
-                context_pks.update(Context.objects.filter(context_id__in=chunk).order_by().values_list("context_id", "pk"))
-        for row in new_items:
-            row["context_id"] = context_pks[row["context_id"]]
-            created[_kind(row)] += 1
-        for chunk in _chunks_of(new_items, CHUNK_SIZE):
-            bulk_insert(Item, chunk)
+            context_pks = dict(Context.objects.filter(
+                context_id__in={row["context_id"] for row in new_items}).order_by().values_list("context_id", "pk"))
+            for row in new_items:
+                row["context_id"] = context_pks[row["context_id"]]
+                created[_kind(row)] += 1
+            for chunk in _chunks_of(new_items, CHUNK_SIZE):
+                bulk_insert(Item, chunk)
 
-    # An item already there that the release now holds is marked as retained by the authors.
-    to_mark = [item_id for item_id, retained in existing_items.items()
-               if not retained and items[item_id].in_release and not items[item_id].conflict]
-    for chunk in _chunks_of(to_mark):
-        Item.objects.filter(item_id__in=chunk).update(retained_by_authors=True)
+        # Totals over the valid ids (created now or there before).
+        cursor.execute(f"""
+            SELECT kind, split_part(id, '-', 1), {_KIND_SQL}, count(*), count(*) FILTER (WHERE release IS NOT NULL),
+                   count(*) FILTER (WHERE existing)
+            FROM dialtom_first GROUP BY 1, 2, 3""")
+        totals: Counter = Counter()
+        by_domain: dict[str, Counter] = defaultdict(Counter)
+        existing: Counter = Counter()
+        n_retained = 0
+        for kind, domain_code, item_kind, n, n_release, n_existing in cursor.fetchall():
+            if kind == "context":
+                totals["contexts"] += n
+                existing["contexts"] += n_existing
+                continue
+            totals[item_kind] += n
+            by_domain[domain_code][item_kind] += n
+            existing["items"] += n_existing
+            n_retained += n_release
+        # ON COMMIT DROP does not fire when the caller's transaction goes on (a savepoint here)
+        cursor.execute("DROP TABLE dialtom_seen, dialtom_bad, dialtom_first")
 
     # Counterfactuals: the prospective item of (context, state), now in the database.
     counterfactual_ok: list[str] = []
     wanted = {cf["parent_id"]: item_id for item_id, (cf, _) in counterfactuals.items() if "conflict" not in cf}
     parents = {row["item_id"]: row for row in Item.objects.filter(
         item_id__in=list(wanted), task=Task.PROSPECTIVE, variant=Variant.HARD).order_by().values(
-        "pk", "item_id", "task", "attribute", "target_speaker", "question", "options", "context_id", "batch_id")}
+        "pk", "item_id", "task", "attribute", "target_speaker", "question", "options", "context_id")}
     existing_cf = {row["item_id"]: row for row in Item.objects.filter(item_id__in=list(wanted.values())).order_by().values(
         "item_id", *dialtom.ITEM_COMPARED)}
-    new_cf = []
-    cf_problems = []
+    new_cf, cf_problems = [], []
     for parent_id, item_id in wanted.items():
         cf, place = counterfactuals[item_id]
         parent = parents.get(parent_id)
         if parent is None:
-            cf_problems.append(dialtom.Problem(*place, "key", f"no prospective item {parent_id} (its context and state) "
-                                                              "in this directory or the database; not imported"))
+            cf_problems.append(_problem(*place, "key", f"no prospective item {parent_id} (its context and state) "
+                                                       "in this directory or the database; not imported"))
             continue
         item = dialtom.counterfactual_item(parent=parent, profile=cf["profile"])
         before = existing_cf.get(item_id)
-        if before is not None:
-            if dialtom.item_digest(before) != dialtom.item_digest(item):
-                cf_problems.append(dialtom.Problem(*place, "profile", f"item {item_id}: already in the database with "
-                                                                      "other content; not imported"))
-            else:
-                counterfactual_ok.append(item_id)
+        if before is not None and dialtom.item_digest(before) != dialtom.item_digest(item):
+            cf_problems.append(_problem(*place, "profile", f"item {item_id}: already in the database with other "
+                                                           "content; not imported"))
             continue
         counterfactual_ok.append(item_id)
-        file = next(f for f in files if f.path.name == place[0])
+        if before is not None:
+            existing["items"] += 1
+            continue
+        file = files[names.index(place[0])]
         new_cf.append({**{k: item[k] for k in ("item_id", "task", "attribute", "variant", "target_speaker", "question",
                                                "options", "answer", "profile")},
                        "context_id": parent["context_id"], "parent_id": parent["pk"],
@@ -736,26 +781,20 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     skipped.extend(cf_problems)
     bulk_insert(Item, new_cf)
     created["counterfactual"] += len(new_cf)
-
-    # Report.
-    valid = [seen for seen in items.values() if not seen.conflict]
-    totals = Counter(seen.kind for seen in valid)
     totals["counterfactual"] = len(counterfactual_ok)
-    by_domain: dict[str, Counter] = defaultdict(Counter)
-    for seen in valid:
-        by_domain[seen.context_id.split("-", 1)[0]][seen.kind] += 1
     for item_id in counterfactual_ok:
         by_domain[item_id.split("-", 1)[0]]["counterfactual"] += 1
+
     return {
         "directory": str(directory),
-        "files": [f.path.name for f in files],
-        "contexts": sum(1 for seen in contexts.values() if not seen.conflict),
+        "files": names,
+        "contexts": totals["contexts"],
         **{k: totals[k] for k in KINDS},
         "references": 0,  # the written inferences: counted once the references importer is called here
-        "retained_by_authors": sum(1 for seen in valid if seen.in_release),
+        "retained_by_authors": n_retained,
         "created": {"contexts": created["contexts"], "items": sum(created[k] for k in KINDS),
-                    **{k: created[k] for k in KINDS}, "references": 0, "marked_retained": len(to_mark)},
-        "existing": {"contexts": len(existing_contexts), "items": len(existing_items) + len(existing_cf)},
+                    **{k: created[k] for k in KINDS}, "references": 0, "marked_retained": n_marked},
+        "existing": {"contexts": existing["contexts"], "items": existing["items"]},
         "skipped": [p.as_dict() for p in skipped],
         "warnings": [p.as_dict() for p in warnings],
         "by_domain": {d: {k: c[k] for k in KINDS} for d, c in sorted(by_domain.items())},
