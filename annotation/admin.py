@@ -96,8 +96,8 @@ class BatchAdmin(ItemCountAdmin):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ["item_id", "domain", "task", "attribute", "variant", "answer", "batch", "is_gold"]
-    list_filter = ["context__domain", "task", "attribute", "variant", "batch", "is_gold"]
+    list_display = ["item_id", "domain", "task", "attribute", "variant", "answer", "batch", "is_gold", "retained_by_authors"]
+    list_filter = ["context__domain", "task", "attribute", "variant", "batch", "is_gold", "retained_by_authors"]
     search_fields = ["item_id", "context__context_id", "question"]
     list_select_related = ["context", "batch"]
     raw_id_fields = ["context", "parent"]
