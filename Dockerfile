@@ -1,7 +1,7 @@
 # DialToM Studio: one image for the web process and the Celery worker.
 FROM node:20-slim AS assets
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund --loglevel=error
 
 FROM python:3.11-slim
@@ -12,6 +12,7 @@ COPY requirements/ requirements/
 RUN pip install --no-cache-dir -r requirements/base.txt -c requirements/constraints.txt
 COPY --from=assets /app/node_modules/htmx.org/dist node_modules/htmx.org/dist
 COPY --from=assets /app/node_modules/chart.js/dist node_modules/chart.js/dist
+COPY --from=assets /app/node_modules/swagger-ui-dist node_modules/swagger-ui-dist
 COPY . .
 # collectstatic needs no database; the secret here exists only for this build step.
 RUN SECRET_KEY=build-only-collectstatic-key-0123456789-abcdefghijklmnopqrstuvwxyz \

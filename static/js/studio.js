@@ -52,6 +52,10 @@
     if (opener && shortcutsDialog()) { event.preventDefault(); shortcutsDialog().showModal(); }
   });
   window.dialtomTyping = typing;
-  document.addEventListener("DOMContentLoaded", function () { wrapTables(document); });
+  document.addEventListener("DOMContentLoaded", function () {
+    wrapTables(document);
+    // a dialogue in a scroll box opens at its end: the last turns are what is asked about
+    document.querySelectorAll("[data-scroll-end]").forEach(function (box) { box.scrollTop = box.scrollHeight; });
+  });
   document.addEventListener("htmx:load", function (event) { wrapTables(event.target.parentElement || document); });
 })();

@@ -46,6 +46,12 @@ def _crowd_work_page(page):
     return page.url
 
 
+def _login_link_page(_page):
+    from accounts.services import login_link_path
+
+    return login_link_path(user=User.objects.get(username="crowd"))
+
+
 def _reference_set_page(_page):
     return f"/annotate/references/{ReferenceSet.objects.order_by('name').first().name}/"
 
@@ -53,7 +59,7 @@ def _reference_set_page(_page):
 def pages_for(role):
     common_errors = ["/no-such-page/"]
     return {
-        "anonymous": ["/accounts/login/", "/accounts/link/not-a-token/"] + common_errors,
+        "anonymous": ["/accounts/login/", _login_link_page, "/accounts/link/not-a-token/"] + common_errors,
         "verifier": ["/verify/", _audit_page, _change_page, "/accounts/profile/", "/dashboard/", "/admin/"] + common_errors,
         "crowd": ["/annotate/", _crowd_work_page, "/accounts/profile/", "/verify/"],
         "admin": ["/dashboard/", "/annotate/references/", _reference_set_page, "/annotate/similarity/",

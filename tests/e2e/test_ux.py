@@ -9,6 +9,7 @@ from accounts.models import User
 from aggregation.models import BatchResult
 from tests.dashboard.world import make_world
 from tests.e2e.test_audit import make_batch
+from tests.e2e.test_every_page import AXE
 from tests.factories import ContextFactory, ItemFactory, StaffFactory, UserFactory
 
 
@@ -366,6 +367,9 @@ def test_dark_mode_and_text_size_are_remembered(transactional_db, live_server, l
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(15, 20, 27)"
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "19px"
+    page.add_script_tag(path=str(AXE))
+    contrast = page.evaluate("""async () => (await axe.run(document, {runOnly: ["color-contrast"]})).violations.length""")
+    assert contrast == 0  # the dark colours reach AA too
     page.set_viewport_size({"width": 390, "height": 844})
     page.keyboard.press("s")  # the skip reasons, too
     screenshot(page, "audit-form-phone-dark")
