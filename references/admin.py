@@ -12,7 +12,7 @@ class ReferenceSetAdmin(admin.ModelAdmin):
 
 @admin.register(ReferenceAssignment)
 class ReferenceAssignmentAdmin(admin.ModelAdmin):
-    list_display = ["member", "worker", "slot", "status", "claimed_at", "submitted_at", "seconds_spent"]
+    list_display = ["member", "worker", "attributes", "status", "claimed_at", "submitted_at", "seconds_spent"]
     list_filter = ["status", "member__reference_set"]
     list_select_related = ["member__context", "member__reference_set", "worker"]
     search_fields = ["member__context__context_id", "worker__username"]

@@ -9,9 +9,9 @@ The crowd worker's own flow, the same services as the pages under /annotate/:
 
 - GET  /api/v1/reference-queue/                       — my open sets: progress, work in progress, work sent back
 - POST /api/v1/reference-sets/<name>/next/            — resume or claim a context (200), or 204 when none is left
-- GET  /api/v1/reference-assignments/<id>/            — the dialogue window, the six fields and my draft
+- GET  /api/v1/reference-assignments/<id>/            — the dialogue window, the fields of my attributes and my draft
 - PUT  /api/v1/reference-assignments/<id>/draft/      — save the draft (keeps the lease)
-- POST /api/v1/reference-assignments/<id>/submit/     — submit the six inferences (idempotency_key; 201, replay 200)
+- POST /api/v1/reference-assignments/<id>/submit/     — submit my inferences (idempotency_key; 201, replay 200)
 """
 import json
 
@@ -212,12 +212,12 @@ class AssignmentSerializer(serializers.Serializer):
 
     @extend_schema_field(AttributeFieldSerializer(many=True))
     def get_attributes(self, assignment):
-        return selectors.attribute_fields()
+        return selectors.attribute_fields(assignment.attributes)
 
     @extend_schema_field(serializers.DictField(child=serializers.CharField()))
     def get_texts(self, assignment):
         texts = self._initial(assignment).texts
-        return {a: texts.get(a, "") for a in Attribute.values}
+        return {a: texts.get(a, "") for a in assignment.attributes}
 
     def get_seconds_spent(self, assignment) -> float:
         return round(self._initial(assignment).seconds_spent, 1)
@@ -225,7 +225,9 @@ class AssignmentSerializer(serializers.Serializer):
     @extend_schema_field(ReferenceProgressSerializer)
     def get_progress(self, assignment):
         texts = self._initial(assignment).texts
-        return selectors.reference_progress(texts=texts, min_chars=assignment.member.reference_set.min_chars)
+        return selectors.reference_progress(
+            texts=texts, min_chars=assignment.member.reference_set.min_chars, attributes=assignment.attributes
+        )
 
 
 class AssignmentBriefSerializer(serializers.Serializer):
@@ -372,13 +374,15 @@ class ReferenceDraftView(APIView):
             )
         except services.ReferenceWorkflowError as exc:
             return _conflict(exc)
-        progress = selectors.reference_progress(texts=saved.draft.texts, min_chars=assignment.member.reference_set.min_chars)
+        progress = selectors.reference_progress(
+            texts=saved.draft.texts, min_chars=assignment.member.reference_set.min_chars, attributes=assignment.attributes
+        )
         result = {"saved_at": saved.draft.updated_at, "warning": saved.warning, "stale": saved.stale, "progress": progress}
         return Response(DraftSavedSerializer(result).data)
 
 
 class ReferenceSubmitView(APIView):
-    """Submit the six inferences. 400 names each field that is missing, too short or a copy of another."""
+    """Submit my inferences (the attributes assigned to me). 400 names each field that is missing, too short or a copy of another."""
 
     permission_classes = [IsCrowdWorker]
 

@@ -10,11 +10,25 @@ references 0001–0002 moved them without touching a row).
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
 from annotation.models import Attribute, Speaker
 from dialtom_site.jobs import JobFields
+
+
+def all_attributes() -> list[str]:
+    return list(Attribute.values)
+
+
+def attribute_list(help_text: str) -> ArrayField:
+    """A list of attributes (in Attribute order), e.g. ["belief", "trust"]."""
+    return ArrayField(models.CharField(max_length=10, choices=Attribute.choices), default=all_attributes, help_text=help_text)
+
+
+def _attributes_valid() -> Q:
+    return Q(**{"attributes__contained_by": Attribute.values}) & Q(**{"attributes__len__gte": 1})
 
 
 class ReferenceSetStatus(models.TextChoices):
@@ -24,15 +38,25 @@ class ReferenceSetStatus(models.TextChoices):
 
 
 class ReferenceSet(models.Model):
-    """A subset of contexts that crowd workers write references for, `per_context` workers each."""
+    """A subset of contexts that crowd workers write references for.
+
+    The unit of work is (context, attribute): each attribute a member asks for gets
+    `per_context` writers (k, 3 by default). One claim gives a worker a context and up to
+    `attributes_per_worker` of its attributes that still need writers, so the form shows
+    one attribute or several, not necessarily all six.
+    """
 
     class Source(models.TextChoices):
         STRATIFIED = "stratified", "Stratified by domain (seeded)"
         IDS = "ids", "Uploaded list of context ids"
+        AUTHORS = "authors", "The DialToM authors' written inferences (imported)"
 
     name = models.SlugField(max_length=100, unique=True)
     status = models.CharField(max_length=10, choices=ReferenceSetStatus.choices, default=ReferenceSetStatus.OPEN)
-    per_context = models.PositiveSmallIntegerField(default=3, help_text="workers who write for each context")
+    per_context = models.PositiveSmallIntegerField(default=3, help_text="writers for each (context, attribute): k")
+    attributes_per_worker = models.PositiveSmallIntegerField(
+        default=6, help_text="how many of a context's attributes one claim gives a worker (1–6)"
+    )
     source = models.CharField(max_length=12, choices=Source.choices, default=Source.STRATIFIED)
     seed = models.IntegerField(null=True, blank=True)
     target_speaker = models.CharField(max_length=10, choices=Speaker.choices, default=Speaker.RECIPIENT)
@@ -47,6 +71,10 @@ class ReferenceSet(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=Q(per_context__gte=1), name="referenceset_per_context_positive"),
+            models.CheckConstraint(
+                condition=Q(attributes_per_worker__gte=1, attributes_per_worker__lte=len(Attribute.values)),
+                name="referenceset_attributes_per_worker_range",
+            ),
             models.CheckConstraint(condition=Q(status__in=ReferenceSetStatus.values), name="referenceset_status_valid"),
         ]
 
@@ -59,6 +87,7 @@ class ReferenceSetContext(models.Model):
 
     reference_set = models.ForeignKey(ReferenceSet, on_delete=models.CASCADE, related_name="members")
     context = models.ForeignKey("annotation.Context", on_delete=models.PROTECT, related_name="reference_memberships")
+    attributes = attribute_list("the attributes this set asks of the context; each is a unit with k writers")
     position = models.PositiveIntegerField(help_text="queue order (seeded)")
 
     class Meta:
@@ -66,6 +95,7 @@ class ReferenceSetContext(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["reference_set", "context"], name="referencesetcontext_unique_context"),
             models.UniqueConstraint(fields=["reference_set", "position"], name="referencesetcontext_unique_position"),
+            models.CheckConstraint(condition=_attributes_valid(), name="referencesetcontext_attributes_valid"),
         ]
 
     def __str__(self) -> str:
@@ -84,12 +114,15 @@ LIVE_ASSIGNMENT = ~Q(status=AssignmentStatus.EXPIRED)
 
 
 class ReferenceAssignment(models.Model):
-    """A crowd worker's slot on a context of a set: claimed, written, reviewed."""
+    """A crowd worker's work on a context of a set, for the attributes assigned to them: claimed, written, reviewed.
+
+    While it is live (not expired) it holds one ReferenceSeat per attribute.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     member = models.ForeignKey(ReferenceSetContext, on_delete=models.CASCADE, related_name="assignments")
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reference_assignments")
-    slot = models.PositiveSmallIntegerField(help_text="0 … per_context-1; a live slot is held once")
+    attributes = attribute_list("the attributes assigned to this worker for this context")
     status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.ACTIVE)
     claimed_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
@@ -104,9 +137,9 @@ class ReferenceAssignment(models.Model):
     class Meta:
         ordering = ["claimed_at", "id"]
         constraints = [
-            # A worker writes for a context once; a context never gets more live slots than exist.
+            # A worker writes for a context once (the seats cap each (context, attribute) at k).
             models.UniqueConstraint(fields=["member", "worker"], condition=LIVE_ASSIGNMENT, name="refassign_one_live_per_worker"),
-            models.UniqueConstraint(fields=["member", "slot"], condition=LIVE_ASSIGNMENT, name="refassign_one_live_per_slot"),
+            models.CheckConstraint(condition=_attributes_valid(), name="refassign_attributes_valid"),
             models.CheckConstraint(condition=Q(status__in=AssignmentStatus.values), name="refassign_status_valid"),
         ]
         indexes = [
@@ -121,6 +154,29 @@ class ReferenceAssignment(models.Model):
     def is_editable(self) -> bool:
         """The worker may still write: in progress, sent back, or lapsed (revived on the next save)."""
         return self.status in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK, AssignmentStatus.EXPIRED)
+
+
+class ReferenceSeat(models.Model):
+    """One of the k places of a (context, attribute) unit, held by a live assignment.
+
+    Created with the assignment's claim (or revival), deleted when it expires, under the
+    member's row lock. The unique constraints are the rule in SQL: a slot of a unit is
+    held once, and a worker holds one place of a unit.
+    """
+
+    member = models.ForeignKey(ReferenceSetContext, on_delete=models.CASCADE, related_name="seats")
+    attribute = models.CharField(max_length=10, choices=Attribute.choices)
+    slot = models.PositiveSmallIntegerField(help_text="0 … per_context-1")
+    assignment = models.ForeignKey(ReferenceAssignment, on_delete=models.CASCADE, related_name="seats")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["member", "attribute", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["member", "attribute", "slot"], name="refseat_one_per_slot"),
+            models.UniqueConstraint(fields=["member", "attribute", "worker"], name="refseat_one_per_worker"),
+            models.CheckConstraint(condition=Q(attribute__in=Attribute.values), name="refseat_attribute_valid"),
+        ]
 
 
 class ReferenceDraft(models.Model):

@@ -48,11 +48,12 @@ ATTRIBUTE_HELP = {
 }
 
 
-def attribute_fields() -> list[dict]:
-    """The six attributes in form order, each with its label, definition and example."""
+def attribute_fields(attributes: list[str] | None = None) -> list[dict]:
+    """The given attributes (default all six) in form order, each with its label, definition and example."""
     return [
         {"name": value, "label": label, "definition": ATTRIBUTE_HELP[value][0], "example": ATTRIBUTE_HELP[value][1]}
         for value, label in Attribute.choices
+        if attributes is None or value in attributes
     ]
 
 
@@ -147,10 +148,11 @@ def reference_form_initial(*, assignment: ReferenceAssignment) -> FormInitial:
     return FormInitial({})
 
 
-def reference_progress(*, texts: dict, min_chars: int) -> dict:
-    """How many of the six inferences are long enough to count: filled, total, percent."""
-    filled = sum(1 for a in Attribute.values if len(str(texts.get(a) or "").strip()) >= min_chars)
-    return {"filled": filled, "total": len(Attribute.values), "percent": round(100 * filled / len(Attribute.values))}
+def reference_progress(*, texts: dict, min_chars: int, attributes: list[str]) -> dict:
+    """How many of the assigned inferences are long enough to count: filled, total, percent."""
+    filled = sum(1 for a in attributes if len(str(texts.get(a) or "").strip()) >= min_chars)
+    total = len(attributes)
+    return {"filled": filled, "total": total, "percent": round(100 * filled / total) if total else 0}
 
 
 def context_window(*, context: Context) -> list[dict]:
@@ -193,20 +195,23 @@ def reference_set_members(*, reference_set: ReferenceSet) -> list[ReferenceSetCo
 
 
 def reference_review_for(*, member: ReferenceSetContext) -> dict:
-    """All references of one context side by side: columns = assignments, rows = attributes."""
+    """All references of one context side by side: columns = assignments, rows = the member's attributes.
+
+    A cell is None where the attribute was not assigned to that column's worker.
+    """
     assignments = list(
         ReferenceAssignment.objects.filter(member=member)
         .exclude(status__in=[AssignmentStatus.EXPIRED, AssignmentStatus.ACTIVE])
         .select_related("worker")
         .prefetch_related(Prefetch("references", queryset=Reference.objects.order_by("attribute")))
-        .order_by("slot", "claimed_at")
+        .order_by("claimed_at", "id")
     )
     rows = []
-    for f in attribute_fields():
+    for f in attribute_fields(member.attributes):
         texts = []
         for a in assignments:
             by_attr = {r.attribute: r.text for r in a.references.all()}
-            texts.append(by_attr.get(f["name"], ""))
+            texts.append(by_attr.get(f["name"], "") if f["name"] in a.attributes else None)
         rows.append({**f, "texts": texts})
     return {"assignments": assignments, "rows": rows}
 

@@ -1,8 +1,13 @@
 """Writes of the crowd-worker reference workflow (issue 4).
 
+The unit of work is (context, attribute) with k = `per_context` writers each; a claim
+gives a worker a context and up to `attributes_per_worker` of its attributes that still
+need writers, and the assignment holds one ReferenceSeat per attribute while it is live.
+
 Lock order, everywhere: ReferenceSetContext (the queue row) → ReferenceAssignment →
-ReferenceDraft / SimilarityRun. The queue takes the context row with SKIP LOCKED; the
-unique constraints on live (worker, context) and (slot, context) back the rules in SQL.
+ReferenceSeat / ReferenceDraft / SimilarityRun. The queue takes the context row with SKIP
+LOCKED; the unique constraints on a live (worker, context) and on a seat's (context,
+attribute, slot) and (context, attribute, worker) back the rules in SQL.
 """
 import difflib
 import json
@@ -14,7 +19,7 @@ from datetime import timedelta
 from statistics import mean
 
 from django.db import transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -28,6 +33,7 @@ from .models import (
     Reference,
     ReferenceAssignment,
     ReferenceDraft,
+    ReferenceSeat,
     ReferenceSet,
     ReferenceSetContext,
     ReferenceSetStatus,
@@ -109,9 +115,15 @@ def reference_set_create(
     target_speaker: str = Speaker.RECIPIENT,
     lease_minutes: int = 30,
     min_chars: int = 20,
+    attributes: list[str] | None = None,
+    attributes_per_worker: int = 6,
     created_by=None,
 ) -> ReferenceSet:
-    """A reference subset: `size` contexts stratified by domain (seeded), or the given context ids."""
+    """A reference subset: `size` contexts stratified by domain (seeded), or the given context ids.
+
+    Each context asks for `attributes` (default all six), each a (context, attribute) unit
+    with `per_context` writers; a claim gives a worker up to `attributes_per_worker` of them.
+    """
     if ReferenceSet.objects.filter(name=name).exists():
         raise ReferenceWorkflowError(f"name: a reference set called {name!r} exists already")
     if not re.fullmatch(r"[-a-zA-Z0-9_]+", name or ""):
@@ -120,6 +132,9 @@ def reference_set_create(
         raise ReferenceWorkflowError("per_context: must be at least 1")
     if target_speaker not in Speaker.values:
         raise ReferenceWorkflowError(f"target_speaker: one of {', '.join(Speaker.values)}")
+    attributes = attributes_clean(attributes)
+    if not 1 <= attributes_per_worker <= len(Attribute.values):
+        raise ReferenceWorkflowError(f"attributes_per_worker: from 1 to {len(Attribute.values)}")
     if context_ids is not None:
         pks_by_id = dict(Context.objects.filter(context_id__in=context_ids).values_list("context_id", "pk"))
         missing = [c for c in context_ids if c not in pks_by_id]
@@ -141,12 +156,27 @@ def reference_set_create(
         target_speaker=target_speaker,
         lease_minutes=lease_minutes,
         min_chars=min_chars,
+        attributes_per_worker=attributes_per_worker,
         created_by=created_by,
     )
     ReferenceSetContext.objects.bulk_create(
-        ReferenceSetContext(reference_set=reference_set, context_id=pk, position=i) for i, pk in enumerate(pks)
+        ReferenceSetContext(reference_set=reference_set, context_id=pk, position=i, attributes=attributes)
+        for i, pk in enumerate(pks)
     )
     return reference_set
+
+
+def attributes_clean(attributes) -> list[str]:
+    """A list of attribute names (or a comma-separated string) → the distinct ones in Attribute order; None → all six."""
+    if attributes is None or attributes == "" or attributes == []:
+        return list(Attribute.values)
+    if isinstance(attributes, str):
+        attributes = attributes.split(",")
+    names = {str(a).strip().lower() for a in attributes if str(a).strip()}
+    unknown = sorted(names - set(Attribute.values))
+    if unknown:
+        raise ReferenceWorkflowError(f"attributes: unknown {', '.join(unknown)}; one or more of {', '.join(Attribute.values)}")
+    return [a for a in Attribute.values if a in names]
 
 
 def reference_set_status_set(*, reference_set_id: int, status: str) -> ReferenceSet:
@@ -167,35 +197,60 @@ def _assignment_lock(assignment_id) -> ReferenceAssignment:
     return ReferenceAssignment.objects.select_for_update().get(pk=assignment_id)
 
 
-def _live_now(now):
-    """Assignments that hold a slot: anything but expired, and active ones only while their lease runs."""
-    return Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SENT_BACK, AssignmentStatus.ACCEPTED]) | Q(
-        status=AssignmentStatus.ACTIVE, expires_at__gt=now
+def _live_now(now, prefix: str = ""):
+    """Assignments that hold their seats: anything but expired, and active ones only while their lease runs."""
+    held = [AssignmentStatus.SUBMITTED, AssignmentStatus.SENT_BACK, AssignmentStatus.ACCEPTED]
+    return Q(**{f"{prefix}status__in": held}) | Q(**{f"{prefix}status": AssignmentStatus.ACTIVE, f"{prefix}expires_at__gt": now})
+
+
+def _stale_expire(*, member: ReferenceSetContext, now, keep=None) -> None:
+    """Under the member's lock: active assignments past their lease expire and give their seats back.
+
+    Seats of an assignment already marked expired (by any path) go too: a seat exists only for live work.
+    """
+    stale = ReferenceAssignment.objects.filter(member=member, status=AssignmentStatus.ACTIVE, expires_at__lte=now)
+    if keep is not None:
+        stale = stale.exclude(pk=keep.pk)
+    stale.update(status=AssignmentStatus.EXPIRED)
+    ReferenceSeat.objects.filter(member=member, assignment__status=AssignmentStatus.EXPIRED).delete()
+
+
+def _free_slots(*, member: ReferenceSetContext) -> dict[str, list[int]]:
+    """attribute → the free slots of that (context, attribute) unit, for the member's attributes."""
+    used: dict[str, set[int]] = {a: set() for a in member.attributes}
+    for attribute, slot in ReferenceSeat.objects.filter(member=member).values_list("attribute", "slot"):
+        used.setdefault(attribute, set()).add(slot)
+    k = member.reference_set.per_context
+    return {a: [s for s in range(k) if s not in used[a]] for a in member.attributes}
+
+
+def _seats_take(*, member: ReferenceSetContext, assignment: ReferenceAssignment, free: dict[str, list[int]]) -> None:
+    ReferenceSeat.objects.bulk_create(
+        ReferenceSeat(member=member, attribute=a, slot=free[a][0], assignment=assignment, worker_id=assignment.worker_id)
+        for a in assignment.attributes
     )
 
 
 def _assignment_revive(*, member: ReferenceSetContext, assignment: ReferenceAssignment) -> None:
-    """An expired assignment whose worker comes back: take a free slot again if the context still has one.
+    """An expired assignment whose worker comes back: take a seat again for each of its attributes, if all are free.
 
     Call with the member row and then the assignment row locked.
     """
     now = timezone.now()
-    ReferenceAssignment.objects.filter(member=member, status=AssignmentStatus.ACTIVE, expires_at__lte=now).exclude(
-        pk=assignment.pk
-    ).update(status=AssignmentStatus.EXPIRED)
+    _stale_expire(member=member, now=now, keep=assignment)
     live = ReferenceAssignment.objects.filter(member=member).filter(LIVE_ASSIGNMENT).exclude(pk=assignment.pk)
     if live.filter(worker_id=assignment.worker_id).exists():
         raise ReferenceWorkflowError("you hold this context under another assignment; open it from your queue")
-    used = set(live.values_list("slot", flat=True))
-    free = [slot for slot in range(member.reference_set.per_context) if slot not in used]
-    if not free:
+    ReferenceSeat.objects.filter(assignment=assignment).delete()
+    free = _free_slots(member=member)
+    if any(not free.get(a) for a in assignment.attributes):
         raise ReferenceWorkflowError(
             "your lease on this context ran out and others have taken every place; your draft is kept"
         )
+    _seats_take(member=member, assignment=assignment, free=free)
     assignment.status = AssignmentStatus.ACTIVE
-    assignment.slot = free[0]
     assignment.expires_at = now + timedelta(minutes=member.reference_set.lease_minutes)
-    assignment.save(update_fields=["status", "slot", "expires_at"])
+    assignment.save(update_fields=["status", "expires_at"])
 
 
 def _ensure_crowd_worker(worker) -> None:
@@ -205,11 +260,13 @@ def _ensure_crowd_worker(worker) -> None:
 
 @transaction.atomic
 def reference_assignment_claim_next(*, worker, reference_set_id: int) -> ReferenceAssignment | None:
-    """The worker's current context in this set, or a new one that still needs writers; None when none is left.
+    """The worker's current context in this set, or a new one with attributes that still need writers; None when none is left.
 
     The context row is taken with FOR UPDATE SKIP LOCKED, so concurrent workers pass each
-    other instead of queueing; under that lock stale leases are expired and a free slot is
-    taken. Unique constraints on live (context, worker) and (context, slot) back it in SQL.
+    other instead of queueing; under that lock stale leases are expired and the worker
+    takes a seat on up to `attributes_per_worker` of the context's attributes that have a
+    free one (those with the fewest writers first). Unique constraints on a live (context,
+    worker) and on the seats back it in SQL.
     """
     _ensure_crowd_worker(worker)
     reference_set = ReferenceSet.objects.get(pk=reference_set_id)
@@ -233,13 +290,16 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
             assignment.save(update_fields=["expires_at"])
             return assignment
 
+    # Seats held now (a stale lease's seats count as free): fewer than k × the member's attributes
+    # means some (context, attribute) still has room.
     live = (
-        ReferenceAssignment.objects.filter(member=OuterRef("pk"))
-        .filter(_live_now(now))
+        ReferenceSeat.objects.filter(member=OuterRef("pk"))
+        .filter(_live_now(now, prefix="assignment__"))
         .values("member")
         .annotate(n=Count("id"))
         .values("n")
     )
+    capacity = F("n_attributes") * reference_set.per_context
     mine = ReferenceAssignment.objects.filter(member=OuterRef("pk"), worker=worker).filter(LIVE_ASSIGNMENT)
     skipped: list[int] = []
     for _attempt in range(5):
@@ -248,28 +308,36 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
             .filter(reference_set=reference_set)
             .exclude(pk__in=skipped)
             .exclude(Exists(mine))
-            .alias(n_live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
-            .filter(n_live__lt=reference_set.per_context)
+            .alias(
+                n_live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)),
+                n_attributes=Func(F("attributes"), function="cardinality", output_field=IntegerField()),
+            )
+            .filter(n_live__lt=capacity)
             .order_by("position")
             .first()
         )
         if member is None:
             return None
-        # Under the row lock: free the slots of stale leases, then take the lowest free slot.
-        ReferenceAssignment.objects.filter(member=member, status=AssignmentStatus.ACTIVE, expires_at__lte=now).update(
-            status=AssignmentStatus.EXPIRED
-        )
-        used = set(ReferenceAssignment.objects.filter(member=member).filter(LIVE_ASSIGNMENT).values_list("slot", flat=True))
-        free = [s for s in range(reference_set.per_context) if s not in used]
-        if not free:
+        # Under the row lock: free the seats of stale leases, then take the attributes with room.
+        member.reference_set = reference_set
+        _stale_expire(member=member, now=now)
+        free = _free_slots(member=member)
+        open_attributes = sorted((a for a in member.attributes if free[a]), key=lambda a: (-len(free[a]), Attribute.values.index(a)))
+        chosen = open_attributes[: reference_set.attributes_per_worker]
+        if not chosen:
             skipped.append(member.pk)
             continue
-        return ReferenceAssignment.objects.create(member=member, worker=worker, slot=free[0], expires_at=now + lease)
+        assignment = ReferenceAssignment.objects.create(
+            member=member, worker=worker, attributes=[a for a in Attribute.values if a in chosen], expires_at=now + lease
+        )
+        _seats_take(member=member, assignment=assignment, free=free)
+        return assignment
     return None
 
 
-def _clean_texts(texts: dict) -> dict[str, str]:
-    return {a: str(texts.get(a) or "")[:MAX_TEXT_CHARS] for a in Attribute.values}
+def _clean_texts(texts: dict, attributes: list[str]) -> dict[str, str]:
+    """The texts of the given attributes only (others are not this worker's to write), cut to MAX_TEXT_CHARS."""
+    return {a: str(texts.get(a) or "")[:MAX_TEXT_CHARS] for a in attributes}
 
 
 def _clean_seconds(seconds) -> float:
@@ -365,7 +433,7 @@ def reference_draft_save(
     written = _draft_upsert(
         member_id=assignment.member_id,
         worker_id=worker.pk,
-        texts=_clean_texts(texts),
+        texts=_clean_texts(texts, assignment.attributes),
         seconds_spent=_clean_seconds(seconds_spent),
         client_ts=_clean_client_ts(client_ts),
         client_id=str(client_id or "")[:40],
@@ -380,19 +448,24 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def reference_texts_validate(*, texts: dict, min_chars: int) -> dict[str, str]:
-    """attribute → message, for every field that is empty, too short, or a (near) copy of an earlier one."""
+def reference_texts_validate(*, texts: dict, min_chars: int, attributes: list[str] | None = None) -> dict[str, str]:
+    """attribute → message, for every field of `attributes` (default all six) that is empty, too short, or a
+    (near) copy of an earlier one, and for any text given for an attribute outside them."""
+    attributes = list(Attribute.values) if attributes is None else attributes
     labels = dict(Attribute.choices)
-    errors: dict[str, str] = {}
-    for attr in Attribute.values:
+    errors: dict[str, str] = {
+        a: f"{labels.get(a, a)}: not assigned to you for this context."
+        for a, t in texts.items() if a not in attributes and str(t or "").strip()
+    }
+    for attr in attributes:
         text = str(texts.get(attr) or "").strip()
         if not text:
             errors[attr] = f"{labels[attr]}: write an inference of at least {min_chars} characters."
         elif len(text) < min_chars:
             errors[attr] = f"{labels[attr]}: too short ({len(text)} characters); write at least {min_chars}."
-    normalised = {a: _normalise(str(texts.get(a) or "")) for a in Attribute.values if a not in errors}
+    normalised = {a: _normalise(str(texts.get(a) or "")) for a in attributes if a not in errors}
     done: list[str] = []
-    for attr in Attribute.values:
+    for attr in attributes:
         if attr not in normalised:
             continue
         for earlier in done:
@@ -414,7 +487,7 @@ class SubmitResult:
 
 @transaction.atomic
 def reference_submit(*, worker, assignment_id, texts: dict, idempotency_key: uuid.UUID, seconds_spent=0) -> SubmitResult:
-    """Submit the six inferences of an assignment. The same idempotency key returns the same submission."""
+    """Submit the inferences of an assignment (its attributes). The same idempotency key returns the same submission."""
     key = uuid.UUID(str(idempotency_key))
     existing = ReferenceSubmission.objects.filter(idempotency_key=key).select_related("assignment").first()
     if existing is not None:
@@ -437,14 +510,14 @@ def reference_submit(*, worker, assignment_id, texts: dict, idempotency_key: uui
         _assignment_revive(member=member, assignment=assignment)
     if assignment.status not in (AssignmentStatus.ACTIVE, AssignmentStatus.SENT_BACK):
         raise ReferenceWorkflowError(f"this work is {assignment.get_status_display().lower()}: it cannot be submitted again")
-    texts = {a: t.strip() for a, t in _clean_texts(texts).items()}
-    errors = reference_texts_validate(texts=texts, min_chars=member.reference_set.min_chars)
+    errors = reference_texts_validate(texts=texts, min_chars=member.reference_set.min_chars, attributes=assignment.attributes)
+    texts = {a: t.strip() for a, t in _clean_texts(texts, assignment.attributes).items()}
     if errors:
         raise ReferenceValidationError(errors)
     seconds = _clean_seconds(seconds_spent)
     submission = ReferenceSubmission.objects.create(assignment=assignment, idempotency_key=key, texts=texts, seconds_spent=seconds)
     Reference.objects.filter(assignment=assignment).delete()
-    Reference.objects.bulk_create(Reference(assignment=assignment, attribute=a, text=texts[a]) for a in Attribute.values)
+    Reference.objects.bulk_create(Reference(assignment=assignment, attribute=a, text=texts[a]) for a in assignment.attributes)
     assignment.status = AssignmentStatus.SUBMITTED
     assignment.submitted_at = timezone.now()
     assignment.seconds_spent = seconds

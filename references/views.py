@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import selectors
 from . import services
-from annotation.models import Attribute, Speaker
+from annotation.models import Speaker
 from .models import ReferenceSet, ReferenceSetContext, ReferenceSetStatus
 
 FORM_TEMPLATE = "references/reference_form.html"
@@ -75,7 +75,7 @@ def _form_context(request, assignment, shown: selectors.FormInitial, errors=None
     context = assignment.member.context
     fields = [
         {**f, "value": texts.get(f["name"], ""), "error": (errors or {}).get(f["name"], "")}
-        for f in selectors.attribute_fields()
+        for f in selectors.attribute_fields(assignment.attributes)
     ]
     target_role = context.domain.role_name(reference_set.target_speaker)
     return {
@@ -91,7 +91,7 @@ def _form_context(request, assignment, shown: selectors.FormInitial, errors=None
         "draft_client_ts": shown.client_ts,
         "draft_client_id": shown.client_id,
         "idempotency_key": idempotency_key or uuid.uuid4(),
-        "progress": selectors.reference_progress(texts=texts, min_chars=reference_set.min_chars),
+        "progress": selectors.reference_progress(texts=texts, min_chars=reference_set.min_chars, attributes=assignment.attributes),
         "editable": assignment.is_editable,
         "Speaker": Speaker,
     }
@@ -110,7 +110,7 @@ def work(request, assignment_id):
         errors = request.session.pop(errors_key, None)
         return render(request, FORM_TEMPLATE, _form_context(request, assignment, shown, errors), status=422 if errors else 200)
 
-    texts = {a: request.POST.get(a, "") for a in Attribute.values}
+    texts = {a: request.POST.get(a, "") for a in assignment.attributes}
     seconds = request.POST.get("seconds_spent", 0)
     if request.POST.get("action") == "save":
         try:
@@ -157,7 +157,10 @@ def work(request, assignment_id):
 @crowd_worker_required
 def autosave(request, assignment_id):
     """htmx, debounced: store the draft; answers the status line and the progress bar (out of band)."""
-    texts = {a: request.POST.get(a, "") for a in Attribute.values}
+    assignment = selectors.reference_assignment_for_worker(worker=request.user, assignment_id=assignment_id)
+    if assignment is None:
+        return render(request, f"{FORM_TEMPLATE}#autosave-status", {"autosave_error": "not your assignment"}, status=409)
+    texts = {a: request.POST.get(a, "") for a in assignment.attributes}
     try:
         saved = services.reference_draft_save(
             worker=request.user,
@@ -169,12 +172,13 @@ def autosave(request, assignment_id):
         )
     except services.ReferenceWorkflowError as exc:
         return render(request, f"{FORM_TEMPLATE}#autosave-status", {"autosave_error": str(exc)}, status=409)
-    assignment = selectors.reference_assignment_for_worker(worker=request.user, assignment_id=assignment_id)
     ctx = {
         "saved_at": saved.draft.updated_at,
         "autosave_warning": saved.warning,
         "autosave_stale": saved.stale,
-        "progress": selectors.reference_progress(texts=saved.draft.texts, min_chars=assignment.member.reference_set.min_chars),
+        "progress": selectors.reference_progress(
+            texts=saved.draft.texts, min_chars=assignment.member.reference_set.min_chars, attributes=assignment.attributes
+        ),
         "oob": True,
     }
     return render(request, "references/reference_autosave.html", ctx)
@@ -187,10 +191,14 @@ def autosave(request, assignment_id):
 @staff_required
 def sets(request):
     """Staff: the reference sets, and a form to choose a new subset (stratified, seeded; or a list of ids)."""
-    form = {"name": "", "size": 300, "per_context": 3, "seed": 7, "target_speaker": Speaker.RECIPIENT, "min_chars": 20}
+    form = {"name": "", "size": 300, "per_context": 3, "seed": 7, "target_speaker": Speaker.RECIPIENT, "min_chars": 20,
+            "attributes_per_worker": 6}
+    chosen = selectors.attribute_fields()
     errors: list[str] = []
     if request.method == "POST":
         form.update({k: request.POST.get(k, v) for k, v in form.items()})
+        picked = request.POST.getlist("attributes")
+        chosen = [{**f, "checked": f["name"] in picked} for f in chosen]
         try:
             ids = None
             upload = request.FILES.get("ids_file")
@@ -204,6 +212,8 @@ def sets(request):
                 context_ids=ids,
                 target_speaker=form["target_speaker"],
                 min_chars=int(form["min_chars"] or 0),
+                attributes=services.attributes_clean(picked),
+                attributes_per_worker=int(form["attributes_per_worker"] or 0),
                 created_by=request.user,
             )
         except services.InputFormatError as exc:
@@ -213,7 +223,12 @@ def sets(request):
         else:
             messages.success(request, f"Created {reference_set.name} with {reference_set.members.count()} contexts.")
             return redirect("references:set", set_name=reference_set.name)
-    ctx = {"sets": selectors.reference_sets_overview(), "form": form, "errors": errors, "speakers": Speaker.choices}
+    else:
+        chosen = [{**f, "checked": True} for f in chosen]
+    ctx = {
+        "sets": selectors.reference_sets_overview(), "form": form, "errors": errors, "speakers": Speaker.choices,
+        "attribute_choices": chosen,
+    }
     return render(request, "references/reference_sets.html", ctx, status=400 if errors else 200)
 
 

@@ -21,6 +21,7 @@ from references.models import (
     Reference,
     ReferenceAssignment,
     ReferenceDraft,
+    ReferenceSeat,
     ReferenceSet,
     ReferenceSetContext,
     ReferenceSubmission,
@@ -104,18 +105,22 @@ def _fill(old):
     OldGroup.objects.create(name="reference-readers").permissions.add(perm)
 
 
-def _snapshot(table_prefix: str, *, like: dict | None = None) -> dict[str, list[tuple]]:
-    """Every row of every moved table, ordered by primary key; with `like` (an earlier
-    snapshot), only the columns that snapshot had (later migrations may add columns)."""
+def _snapshot(table_prefix: str) -> dict[str, list[dict]]:
+    """Every row of every moved table (column → value as text), ordered by primary key."""
     out = {}
     with connection.cursor() as cursor:
         for model in MOVED:
             cursor.execute(f'SELECT * FROM "{table_prefix}_{model}" ORDER BY 1')
             names = [c.name for c in cursor.description]
-            keep = [names.index(n) for n in like["_columns"][model]] if like else range(len(names))
-            out[model] = [tuple(str(row[i]) for i in keep) for row in cursor.fetchall()]
-            out.setdefault("_columns", {})[model] = [names[i] for i in keep]
+            out[model] = [dict(zip(names, map(str, row))) for row in cursor.fetchall()]
     return out
+
+
+def _common(before: dict, after: dict) -> tuple[dict, dict]:
+    """Both snapshots on the columns they share (0003 replaced the assignment's slot by seats and lists)."""
+    keep = {m: set(before[m][0]) & set(after[m][0]) if before[m] and after[m] else set() for m in before}
+    cut = lambda snap: {m: [{k: v for k, v in row.items() if k in keep[m]} for row in rows] for m, rows in snap.items()}
+    return cut(before), cut(after)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -137,7 +142,11 @@ def test_moving_the_reference_tables_keeps_every_row_and_permission():
         tables = _tables()
         assert not {f"annotation_{m}" for m in MOVED} & tables
         assert {f"references_{m}" for m in MOVED} <= tables
-        assert _snapshot("references", like=before) == before
+        after = _snapshot("references")
+        assert {m: len(rows) for m, rows in after.items()} == {m: len(rows) for m, rows in before.items()}
+        old_rows, new_rows = _common(before, after)
+        assert new_rows == old_rows
+        assert "worker_id" in set(new_rows["referenceassignment"][0]) and "texts" in set(new_rows["referencedraft"][0])
         assert ReferenceSet.objects.get(name="before-the-move").members.count() == 2
         assert ReferenceAssignment.objects.count() == 5
         assert sorted(ReferenceAssignment.objects.values_list("status", flat=True)) == [
@@ -152,6 +161,16 @@ def test_moving_the_reference_tables_keeps_every_row_and_permission():
         assert SimilarityRun.objects.get().reference_set.name == "before-the-move"
         assert ReferenceSetContext.objects.filter(context__context_id="mi-s9001-w00").get().assignments.count() == 2
 
+        # Work written before the units were (context, attribute) covered all six attributes:
+        # each live assignment holds a seat per attribute, at its old slot.
+        assert set(map(tuple, ReferenceSetContext.objects.values_list("attributes", flat=True))) == {tuple(ATTRS)}
+        assert all(a == ATTRS for a in ReferenceAssignment.objects.values_list("attributes", flat=True))
+        seats = {(s.assignment.worker.username, s.attribute): s.slot for s in ReferenceSeat.objects.select_related("assignment__worker")}
+        assert len(seats) == 4 * 6  # submitted, accepted, sent back, active; not the expired one
+        assert {seats[(f"mig-crowd{i}", "trust")] for i in range(3)} == {0, 1, 2}
+        assert seats[("mig-crowd3", "belief")] == 0
+        assert not ReferenceSeat.objects.filter(assignment__status="expired").exists()
+
         # The content types were relabelled, not recreated: the group still holds the same permission
         assert not ContentType.objects.filter(app_label="annotation", model__in=MOVED).exists()
         ct = ContentType.objects.get_for_model(Reference)
@@ -160,13 +179,13 @@ def test_moving_the_reference_tables_keeps_every_row_and_permission():
         assert (perm.content_type_id, perm.codename) == (ct.pk, "view_reference")
         assert list(Group.objects.get(name="reference-readers").permissions.all()) == [perm]
 
-        # And the constraints still hold on the renamed tables (a second live slot for a worker is refused)
+        # And the constraints still hold on the renamed tables (a second live assignment for a worker is refused)
         from django.db import IntegrityError, transaction
 
         held = ReferenceAssignment.objects.filter(status="submitted").get()
         with pytest.raises(IntegrityError), transaction.atomic():
             ReferenceAssignment.objects.create(
-                member=held.member, worker=held.worker, slot=2, expires_at=timezone.now() + timedelta(minutes=5)
+                member=held.member, worker=held.worker, expires_at=timezone.now() + timedelta(minutes=5)
             )
     finally:
         _migrate(latest)

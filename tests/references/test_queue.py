@@ -6,7 +6,8 @@ from django.db import IntegrityError, close_old_connections, connection, transac
 from django.utils import timezone
 
 from references import services
-from references.models import AssignmentStatus, ReferenceAssignment, ReferenceSetStatus
+from annotation.models import Attribute
+from references.models import AssignmentStatus, ReferenceAssignment, ReferenceSeat, ReferenceSetStatus
 from tests.factories import CrowdWorkerFactory
 
 from .conftest import make_contexts, make_set, submit
@@ -18,7 +19,9 @@ def claim(worker, reference_set):
 
 def test_claim_gives_contexts_in_queue_order_and_resumes_the_held_one(small_set, workers):
     first = claim(workers[0], small_set)
-    assert first.member.position == 0 and first.slot == 0 and first.status == AssignmentStatus.ACTIVE
+    assert first.member.position == 0 and first.status == AssignmentStatus.ACTIVE
+    assert first.attributes == list(Attribute.values)  # the default set asks all six of one worker
+    assert sorted(first.seats.values_list("attribute", "slot")) == sorted((a, 0) for a in Attribute.values)
     assert claim(workers[0], small_set).pk == first.pk  # asking again resumes, no second claim
     assert ReferenceAssignment.objects.filter(worker=workers[0]).count() == 1
 
@@ -49,8 +52,9 @@ def test_an_expired_lease_frees_the_slot_but_keeps_the_draft(small_set, workers)
 
     b = claim(workers[1], one)
 
-    assert b is not None and b.slot == 0
+    assert b is not None and set(b.seats.values_list("slot", flat=True)) == {0}
     assert ReferenceAssignment.objects.get(pk=a.pk).status == AssignmentStatus.EXPIRED
+    assert not ReferenceSeat.objects.filter(assignment=a).exists()  # the lapsed lease gave its seats back
     from references.models import ReferenceDraft
 
     assert ReferenceDraft.objects.get(worker=workers[0]).texts["belief"] == "half-written"
@@ -71,12 +75,51 @@ def test_paused_set_and_non_workers_are_refused(small_set, workers, verifier):
         claim(workers[0], small_set)
 
 
-def test_database_refuses_a_second_live_slot_or_worker(small_set, workers):
+def test_database_refuses_a_second_seat_on_a_slot_or_for_a_worker(small_set, workers):
     a = claim(workers[0], small_set)
+    b = ReferenceAssignment.objects.create(member=a.member, worker=workers[1], attributes=["belief"], expires_at=a.expires_at)
+    with pytest.raises(IntegrityError), transaction.atomic():  # slot 0 of (context, belief) is a's
+        ReferenceSeat.objects.create(member=a.member, attribute="belief", slot=0, assignment=b, worker=workers[1])
+    with pytest.raises(IntegrityError), transaction.atomic():  # a worker holds one place of a unit
+        ReferenceSeat.objects.create(member=a.member, attribute="belief", slot=1, assignment=a, worker=workers[0])
+    with pytest.raises(IntegrityError), transaction.atomic():  # one live assignment per worker and context
+        ReferenceAssignment.objects.create(member=a.member, worker=workers[0], expires_at=a.expires_at)
     with pytest.raises(IntegrityError), transaction.atomic():
-        ReferenceAssignment.objects.create(member=a.member, worker=workers[1], slot=a.slot, expires_at=a.expires_at)
-    with pytest.raises(IntegrityError), transaction.atomic():
-        ReferenceAssignment.objects.create(member=a.member, worker=workers[0], slot=1, expires_at=a.expires_at)
+        ReferenceAssignment.objects.create(member=a.member, worker=workers[2], attributes=["hope"], expires_at=a.expires_at)
+
+
+def test_units_are_context_and_attribute_with_k_writers_each(workers):
+    """One context asking two attributes, k = 3, one attribute per claim: six workers, each on one unit."""
+    people = [CrowdWorkerFactory(username=f"unit{i:02d}") for i in range(7)]
+    one = make_set(contexts=make_contexts(1, "mi", prefix="unit"), per_context=3, name="units",
+                   attributes=["trust", "belief"], attributes_per_worker=1)
+    assert one.members.get().attributes == ["belief", "trust"]  # Attribute order, whatever the input order
+
+    got = [claim(w, one) for w in people]
+
+    assert got[6] is None  # 2 units × 3 writers are taken
+    assert [a.attributes for a in got[:6]] == [["belief"], ["trust"], ["belief"], ["trust"], ["belief"], ["trust"]]
+    seats = sorted(ReferenceSeat.objects.values_list("attribute", "slot"))
+    assert seats == [("belief", 0), ("belief", 1), ("belief", 2), ("trust", 0), ("trust", 1), ("trust", 2)]
+    # A writer submits their one attribute; the other five attributes are not theirs
+    texts = {"belief": "The client believes his drinking is under control."}
+    submit(people[0], got[0], texts=texts)
+    assert list(got[0].references.values_list("attribute", flat=True)) == ["belief"]
+    with pytest.raises(services.ReferenceValidationError) as refused:
+        submit(people[1], got[1], texts={"trust": "He trusts the counselor a little more now.", "belief": "Not mine to write."})
+    assert set(refused.value.errors) == {"belief"} and "not assigned" in refused.value.errors["belief"]
+
+
+def test_a_claim_takes_the_attributes_with_the_fewest_writers(workers):
+    people = [CrowdWorkerFactory(username=f"few{i:02d}") for i in range(4)]
+    one = make_set(contexts=make_contexts(1, "esc", prefix="few"), per_context=2, name="few", attributes_per_worker=4)
+    first, second, third, fourth = (claim(w, one) for w in people)
+    assert first.attributes == ["belief", "desire", "intention", "emotion"]
+    assert second.attributes == ["belief", "desire", "knowledge", "trust"]  # knowledge, trust had no writer yet
+    assert third.attributes == ["intention", "emotion", "knowledge", "trust"]  # the last free seats
+    assert fourth is None
+    counts = {a: ReferenceSeat.objects.filter(attribute=a).count() for a in Attribute.values}
+    assert counts == {a: 2 for a in Attribute.values}  # 6 units × k = 2
 
 
 @pytest.mark.concurrency

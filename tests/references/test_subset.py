@@ -41,7 +41,8 @@ def test_sample_larger_than_corpus_is_refused(corpus):
 def test_command_with_json_prints_what_it_did(corpus, capsys):
     call_command("reference_subset", "--size", "5", "--per-context", "3", "--seed", "7", "--name", "main", "--json")
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["contexts"] == 5 and result["per_context"] == 3 and result["assignments_needed"] == 15
+    assert result["contexts"] == 5 and result["per_context"] == 3 and result["units"] == 30
+    assert result["references_needed"] == 90 and result["attributes_per_worker"] == 6
     assert sum(result["by_domain"].values()) == 5
     assert ReferenceSetContext.objects.filter(reference_set__name="main").count() == 5
 
@@ -49,12 +50,14 @@ def test_command_with_json_prints_what_it_did(corpus, capsys):
 def test_command_with_ids_file(corpus, tmp_path, capsys):
     ids = tmp_path / "ids.txt"
     ids.write_text("# chosen by hand\nesc-s0001-w00\n\nmi-s0003-w00\n")
-    call_command("reference_subset", "--ids", str(ids), "--per-context", "2", "--name", "hand", "--json")
+    call_command("reference_subset", "--ids", str(ids), "--per-context", "2", "--name", "hand",
+                 "--attributes", "trust,Belief", "--attributes-per-worker", "1", "--json")
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result == {
-        "reference_set": "hand", "source": "ids", "seed": None, "contexts": 2, "per_context": 2,
-        "assignments_needed": 4, "by_domain": {"esc": 1, "mi": 1},
+        "reference_set": "hand", "source": "ids", "seed": None, "contexts": 2, "attributes": ["belief", "trust"],
+        "per_context": 2, "attributes_per_worker": 1, "units": 4, "references_needed": 8, "by_domain": {"esc": 1, "mi": 1},
     }
+    assert {tuple(a) for a in ReferenceSetContext.objects.values_list("attributes", flat=True)} == {("belief", "trust")}
     assert list(ReferenceSet.objects.get(name="hand").members.values_list("context__context_id", flat=True)) == [
         "esc-s0001-w00", "mi-s0003-w00",
     ]

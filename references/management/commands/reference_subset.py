@@ -15,7 +15,10 @@ class Command(ReportCommand):
     def add_arguments(self, parser):
         parser.add_argument("--name", default="references", help="name of the set (default: references)")
         parser.add_argument("--size", type=int, default=300, help="number of contexts to sample (default 300)")
-        parser.add_argument("--per-context", type=int, default=3, help="crowd workers per context (default 3)")
+        parser.add_argument("--per-context", type=int, default=3, help="writers per (context, attribute), k (default 3)")
+        parser.add_argument("--attributes", default="", help="comma-separated attributes asked of each context (default all six)")
+        parser.add_argument("--attributes-per-worker", type=int, default=6,
+                            help="how many of a context's attributes one claim gives a worker (1-6, default 6)")
         parser.add_argument("--seed", type=int, default=7, help="seed of the stratified sample (default 7)")
         parser.add_argument("--ids", type=Path, help="a file of context ids, one a line, instead of sampling")
         parser.add_argument("--target-speaker", choices=Speaker.values, default=Speaker.RECIPIENT)
@@ -44,6 +47,8 @@ class Command(ReportCommand):
                 target_speaker=opts["target_speaker"],
                 min_chars=opts["min_chars"],
                 lease_minutes=opts["lease_minutes"],
+                attributes=services.attributes_clean(opts["attributes"]),
+                attributes_per_worker=opts["attributes_per_worker"],
             )
         except services.ReferenceWorkflowError as exc:
             raise CommandError(str(exc)) from exc
@@ -55,13 +60,18 @@ class Command(ReportCommand):
             "source": reference_set.source,
             "seed": reference_set.seed,
             "contexts": sum(by_domain.values()),
+            "attributes": services.attributes_clean(opts["attributes"]),
             "per_context": reference_set.per_context,
-            "assignments_needed": sum(by_domain.values()) * reference_set.per_context,
+            "attributes_per_worker": reference_set.attributes_per_worker,
+            "units": sum(by_domain.values()) * len(services.attributes_clean(opts["attributes"])),
+            "references_needed": sum(by_domain.values()) * len(services.attributes_clean(opts["attributes"])) * reference_set.per_context,
             "by_domain": dict(sorted(by_domain.items())),
         }
 
     def summary(self, report):
         yield (
             f"Created {report['reference_set']}: {report['contexts']} contexts "
-            f"({', '.join(f'{d} {n}' for d, n in report['by_domain'].items())}), {report['per_context']} workers each."
+            f"({', '.join(f'{d} {n}' for d, n in report['by_domain'].items())}); {report['units']} (context, attribute) units "
+            f"of {', '.join(report['attributes'])}, {report['per_context']} writers each, up to "
+            f"{report['attributes_per_worker']} attribute(s) per claim."
         )
