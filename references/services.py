@@ -302,10 +302,9 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
     capacity = F("n_attributes") * reference_set.per_context
     mine = ReferenceAssignment.objects.filter(member=OuterRef("pk"), worker=worker).filter(LIVE_ASSIGNMENT)
     skipped: list[int] = []
-    for _attempt in range(5):
-        member = (
-            ReferenceSetContext.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(reference_set=reference_set)
+    for _attempt in range(10):
+        candidates = (
+            ReferenceSetContext.objects.filter(reference_set=reference_set)
             .exclude(pk__in=skipped)
             .exclude(Exists(mine))
             .alias(
@@ -314,10 +313,15 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
             )
             .filter(n_live__lt=capacity)
             .order_by("position")
-            .first()
         )
+        member = candidates.select_for_update(skip_locked=True, of=("self",)).first()
         if member is None:
-            return None
+            # Every context with room is locked by another claim right now: wait for the first
+            # one rather than answer "nothing left" (its room is re-read under the lock).
+            pk = candidates.values_list("pk", flat=True).first()
+            if pk is None:
+                return None
+            member = ReferenceSetContext.objects.select_for_update(of=("self",)).get(pk=pk)
         # Under the row lock: free the seats of stale leases, then take the attributes with room.
         member.reference_set = reference_set
         _stale_expire(member=member, now=now)
