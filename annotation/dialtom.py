@@ -287,11 +287,18 @@ def _clean(parsed: Parsed, value):
     return value
 
 
-def _context(parsed: Parsed, key: str, ctx, domain, source: str) -> dict:
+def context_of(key: str, ctx, domain, *, source: str) -> dict:
+    """The context of a record keyed "session, window" ("5, 2" in MI -> `mi-s0005-w02`) with its
+    `ctx` ["role: text", ...]; raises Skip(field, reason). Every reader of the authors' files
+    (the pool, the release, the written inferences) makes its contexts here."""
     context_id, session_key, window = _context_id(domain.code, key)
     turns = _turns(ctx, domain)
     return {"context_id": context_id, "domain": domain.code, "session_key": session_key, "window_index": window,
             "turns": turns, "metadata": {"source": source, "release_id": key.strip()}}
+
+
+def _context(parsed: Parsed, key: str, ctx, domain, source: str) -> dict:
+    return context_of(key, ctx, domain, source=source)
 
 
 def _item(parsed: Parsed, make, **kwargs) -> None:

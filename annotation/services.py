@@ -801,6 +801,28 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     }
 
 
+def contexts_ensure(contexts: dict[str, tuple[dict, dict]]) -> tuple[dict[str, int], int]:
+    """Create the contexts not in the database yet, from `context_id -> (fields as made by
+    dialtom.context_of, where)`; one already there with other turns raises InputError at its
+    `where` ({"file", "line", "field"}). Returns (context_id -> pk, how many were created)."""
+    existing = {}
+    for chunk in _chunks_of(contexts):
+        for context_id, pk, turns in Context.objects.filter(context_id__in=chunk).order_by().values_list(
+                "context_id", "pk", "turns"):
+            context, where = contexts[context_id]
+            if dialtom.context_digest(turns) != dialtom.context_digest(context["turns"]):
+                raise InputError(where["file"], where["line"], "ctx",
+                                 f"context {context_id} is already in the database with other turns")
+            existing[context_id] = pk
+    new = Context.objects.bulk_create([
+        Context(context_id=c["context_id"], domain_id=c["domain"], session_key=c["session_key"],
+                window_index=c["window_index"], turns=c["turns"],
+                n_words=sum(count_words(t["text"]) for t in c["turns"]), metadata=c["metadata"])
+        for context_id, (c, _) in contexts.items() if context_id not in existing
+    ])
+    return {**existing, **{c.context_id: c.pk for c in new}}, len(new)
+
+
 # --- demo data -------------------------------------------------------------------------
 
 DEMO_CORPORA = (("annomi", "AnnoMI-full.sample.csv"), ("esconv", "ESConv.sample.json"),

@@ -9,22 +9,37 @@ ReferenceSeat / ReferenceDraft / SimilarityRun. The queue takes the context row 
 LOCKED; the unique constraints on a live (worker, context) and on a seat's (context,
 attribute, slot) and (context, attribute, worker) back the rules in SQL.
 """
+import csv
 import difflib
+import hashlib
+import io
 import json
 import re
 import unicodedata
 import uuid
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from statistics import mean
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Attribute, Context, Speaker
-from annotation.parsers import InputError, jsonl_record
+from accounts.models import Role
+from annotation.models import Attribute, Context, Domain, Speaker
+from annotation.parsers import InputError, jsonl_record, read_text
+from annotation.services import (
+    RELEASE_DOMAINS,
+    RELEASE_ID,
+    STATE_ATTRIBUTES,
+    domains_ensure,
+    release_context,
+    release_contexts_ensure,
+)
 from dialtom_site import jobs
 
 from .models import (
@@ -686,3 +701,296 @@ def similarity_run_compute(*, run_id: int) -> SimilarityRun:
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
     return run
+
+
+# --- the authors' written inferences ---------------------------------------------------------
+
+WRITTEN_INFERENCES_FILE = "written_inference.csv"
+WRITTEN_CONTEXTS_FILE = "combined_written_data.json"
+WRITTEN_COLUMNS = ("WorkerId", "dataset", "mental_state", "sub_id", "inferences")
+WRITTEN_SET = "dialtom-written"
+_WORKER_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def written_inference_files(directory) -> tuple[Path, Path] | None:
+    """(inferences CSV, contexts JSON) when a directory holds both (or their `.sample` twins), else None."""
+    directory = Path(directory)
+    found = []
+    for name in (WRITTEN_INFERENCES_FILE, WRITTEN_CONTEXTS_FILE):
+        stem, ext = name.rsplit(".", 1)
+        path = next((p for p in (directory / name, directory / f"{stem}.sample.{ext}") if p.is_file()), None)
+        if path is None:
+            return None
+        found.append(path)
+    return found[0], found[1]
+
+
+def crowd_pseudonym(worker_id: str) -> str:
+    """The studio's username for an authors' worker: a stable pseudonym, not the platform's WorkerId."""
+    return "dialtom-w-" + hashlib.sha256(worker_id.encode()).hexdigest()[:10]
+
+
+@dataclass
+class _Written:
+    line: int
+    worker: str  # the pseudonym
+    context_id: str
+    attribute: str
+    text: str
+
+
+def _written_contexts(path: Path, skipped: list, warnings: list, domains: dict) -> dict[str, tuple[dict, tuple]]:
+    """combined_written_data.json -> context_id -> (context fields, (path, key)); bad entries go to `skipped`."""
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, exc.lineno, "json", exc.msg) from None
+    if not isinstance(data, dict):
+        raise InputError(path, 1, "json", 'expected an object {"MI"|"ESC"|"PFG": {"session, window": {ctx, …}}}')
+    out: dict[str, tuple[dict, tuple]] = {}
+    for dataset, entries in data.items():
+        code = RELEASE_DOMAINS.get(str(dataset).upper())
+        if code is None or not isinstance(entries, dict):
+            skipped.append(_skip(path, dataset, "dataset", f"unknown dataset {dataset!r} (expected MI, ESC or PFG) "
+                                                           "or not an object of contexts"))
+            continue
+        for key, entry in entries.items():
+            where = f"{dataset}/{key}"
+            try:
+                ctx = entry.get("ctx") if isinstance(entry, dict) else None
+                context = release_context(path, where, key, ctx, domain=domains[code], source="dialtom-written",
+                                          id_field="key")
+            except InputError as exc:
+                skipped.append(_skip(path, where, exc.field, exc.reason))
+                continue
+            for n, turn in enumerate(context["turns"]):
+                if "\x00" in turn["text"] or "\x00" in turn["source_role"]:  # PostgreSQL cannot store it
+                    turn["text"], turn["source_role"] = turn["text"].replace("\x00", ""), turn["source_role"].replace("\x00", "")
+                    warnings.append(_skip(path, where, f"ctx[{n}]", "NUL character removed"))
+            out[context["context_id"]] = (context, (path, where))
+    return out
+
+
+def _skip(path, line, field: str, reason: str) -> dict:
+    return {"file": Path(path).name, "line": line, "field": field, "reason": reason}
+
+
+def _refuse_if_strict(strict: bool, skipped: list[dict]) -> None:
+    if strict and skipped:
+        first = skipped[0]
+        raise InputError(first["file"], first["line"], first["field"], first["reason"] + " (--strict: nothing imported)")
+
+
+def _written_rows(path: Path, contexts: dict, skipped: list, warnings: list, *, per_context: int) -> list[_Written]:
+    """written_inference.csv -> the rows that can be references; the others go to `skipped` with their line."""
+    text = read_text(path)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in WRITTEN_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise InputError(path, 1, "header", f"missing column(s) {', '.join(missing)} "
+                                            f"(expected {','.join(WRITTEN_COLUMNS)},wc)")
+    rows: list[_Written] = []
+    seen: dict[tuple[str, str, str], _Written] = {}
+    writers: dict[tuple[str, str], int] = defaultdict(int)
+    line = 1
+    for record in reader:
+        line, start = reader.line_num, line + 1  # a quoted field may span lines: report where the row starts
+        worker_id = (record.get("WorkerId") or "").strip()
+        dataset = (record.get("dataset") or "").strip()
+        state = (record.get("mental_state") or "").strip()
+        sub_id = (record.get("sub_id") or "").strip()
+        inference = record.get("inferences") or ""
+        if None in record or any(record.get(c) is None for c in WRITTEN_COLUMNS):
+            skipped.append(_skip(path, start, "row", f"expected {len(reader.fieldnames)} columns"))
+            continue
+        if not _WORKER_ID.match(worker_id):
+            skipped.append(_skip(path, start, "WorkerId", f"missing or not an id ({worker_id[:40]!r})"))
+            continue
+        code = RELEASE_DOMAINS.get(dataset.upper())
+        if code is None:
+            skipped.append(_skip(path, start, "dataset", f"unknown dataset {dataset!r} (expected MI, ESC or PFG)"))
+            continue
+        attribute = STATE_ATTRIBUTES.get(state.lower())
+        if attribute is None:
+            skipped.append(_skip(path, start, "mental_state", f"unknown state {state!r} (expected Belief, Desires, "
+                                                               "Intentions, Emotions, Knowledge, Trust)"))
+            continue
+        match = RELEASE_ID.match(sub_id)
+        if not match:
+            skipped.append(_skip(path, start, "sub_id", f"expected \"session, window\" like \"5, 2\" (got {sub_id!r})"))
+            continue
+        context_id = f"{code}-s{int(match.group(1)):04d}-w{int(match.group(2)):02d}"
+        if context_id not in contexts:
+            skipped.append(_skip(path, start, "sub_id", f"no context {dataset} {sub_id!r} in {WRITTEN_CONTEXTS_FILE} "
+                                                        f"(or it was skipped)"))
+            continue
+        if "\x00" in inference:
+            inference = inference.replace("\x00", "")
+            warnings.append(_skip(path, start, "inferences", "NUL character removed"))
+        inference = inference.strip()
+        if not inference:
+            skipped.append(_skip(path, start, "inferences", "empty"))
+            continue
+        if len(inference) > MAX_TEXT_CHARS:
+            skipped.append(_skip(path, start, "inferences", f"longer than {MAX_TEXT_CHARS} characters"))
+            continue
+        worker = crowd_pseudonym(worker_id)
+        key = (worker, context_id, attribute)
+        if key in seen:
+            same = seen[key].text == inference
+            skipped.append(_skip(path, start, "inferences", (
+                f"repeats line {seen[key].line}" if same else
+                f"worker {worker_id} wrote another {state} inference for {dataset} {sub_id!r} at line {seen[key].line}")))
+            continue
+        if writers[(context_id, attribute)] >= per_context:
+            skipped.append(_skip(path, start, "WorkerId", f"{dataset} {sub_id!r} / {state} has {per_context} writers "
+                                                          "already (k)"))
+            continue
+        writers[(context_id, attribute)] += 1
+        seen[key] = row = _Written(start, worker, context_id, attribute, inference)
+        rows.append(row)
+    return rows
+
+
+@transaction.atomic
+def written_inferences_import(
+    *, inferences: str | Path, contexts: str | Path, strict: bool = False, set_name: str = WRITTEN_SET,
+    per_context: int = 3,
+) -> dict:
+    """Import the authors' written inferences as accepted references of a closed reference set.
+
+    `contexts` (combined_written_data.json) gives the dialogue windows: "session, window" keys map
+    to context ids as in the release import (`annotation.services.release_context`) and missing
+    contexts are created. Each CSV row is one reference of the unit (context, mental_state) by one
+    worker; a worker's rows on a context are one accepted assignment with those attributes.
+    Workers become inactive crowd-worker accounts named by a pseudonym of their WorkerId.
+
+    A row that cannot be a reference is skipped and listed (`file`, `line`, `field`, `reason`);
+    with `strict` the first such row refuses the whole import (InputError). One transaction;
+    idempotent: a second run creates nothing.
+    """
+    domains_ensure()
+    inferences, contexts = Path(inferences), Path(contexts)
+    skipped: list[dict] = []
+    warnings: list[dict] = []
+    domains = {d.code: d for d in Domain.objects.all()}
+    found_contexts = _written_contexts(contexts, skipped, warnings, domains)
+    rows = _written_rows(inferences, found_contexts, skipped, warnings, per_context=per_context)
+    _refuse_if_strict(strict, skipped)
+
+    used = {r.context_id for r in rows}
+    context_pks, n_new_contexts = release_contexts_ensure({c: found_contexts[c] for c in sorted(used)})
+    User = get_user_model()
+    pseudonyms = sorted({r.worker for r in rows})
+    existing_users = set(User.objects.filter(username__in=pseudonyms).values_list("username", flat=True))
+    new_users = []
+    for name in pseudonyms:
+        if name not in existing_users:
+            user = User(username=name, role=Role.CROWD_WORKER, is_active=False)
+            user.set_unusable_password()
+            new_users.append(user)
+    User.objects.bulk_create(new_users)
+    user_pks = dict(User.objects.filter(username__in=pseudonyms).values_list("username", "pk"))
+
+    reference_set, _ = ReferenceSet.objects.get_or_create(
+        name=set_name,
+        defaults={"source": ReferenceSet.Source.AUTHORS, "status": ReferenceSetStatus.CLOSED, "per_context": per_context,
+                  "seed": None},
+    )
+    if reference_set.source != ReferenceSet.Source.AUTHORS:
+        raise InputError(inferences, "-", "reference_set", f"{set_name} exists and is not an import of the authors' "
+                                                            "written inferences")
+    by_context: dict[str, list[_Written]] = defaultdict(list)
+    for r in rows:
+        by_context[r.context_id].append(r)
+    members = {m.context_id: m for m in ReferenceSetContext.objects.select_for_update().filter(reference_set=reference_set)}
+    next_position = max((m.position for m in members.values()), default=-1) + 1
+    for context_id in sorted(by_context):
+        wanted = {r.attribute for r in by_context[context_id]}
+        member = members.get(context_pks[context_id])
+        if member is None:
+            member = ReferenceSetContext.objects.create(
+                reference_set=reference_set, context_id=context_pks[context_id], position=next_position,
+                attributes=[a for a in Attribute.values if a in wanted],
+            )
+            members[member.context_id] = member
+            next_position += 1
+        elif not wanted <= set(member.attributes):
+            member.attributes = [a for a in Attribute.values if a in wanted | set(member.attributes)]
+            member.save(update_fields=["attributes"])
+
+    now = timezone.now()
+    assignments = {
+        (a.member_id, a.worker_id): a
+        for a in ReferenceAssignment.objects.filter(member__reference_set=reference_set).filter(LIVE_ASSIGNMENT)
+    }
+    stored = {
+        (r.assignment.member_id, r.assignment.worker_id, r.attribute): r.text
+        for r in Reference.objects.filter(assignment__member__reference_set=reference_set).select_related("assignment")
+    }
+    seats_used: dict[tuple[int, str], set[int]] = defaultdict(set)
+    for member_id, attribute, slot in ReferenceSeat.objects.filter(member__reference_set=reference_set).values_list(
+        "member_id", "attribute", "slot"
+    ):
+        seats_used[(member_id, attribute)].add(slot)
+    created = Counter()
+    by_assignment: dict[tuple[int, int], list[_Written]] = defaultdict(list)
+    for r in rows:
+        member = members[context_pks[r.context_id]]
+        key = (member.pk, user_pks[r.worker])
+        before = stored.get((*key, r.attribute))
+        if before is not None:
+            if before != r.text:
+                skipped.append(_skip(inferences, r.line, "inferences", "another text is stored for this worker, context "
+                                                                       "and state (imported before)"))
+            continue
+        by_assignment[key].append(r)
+    _refuse_if_strict(strict, skipped)
+    for (member_id, worker_pk), new_rows in sorted(by_assignment.items()):
+        member = next(m for m in members.values() if m.pk == member_id)
+        attributes = [r.attribute for r in new_rows]
+        full = [s for a in attributes for s in [seats_used[(member_id, a)]] if len(s) >= per_context]
+        if full:
+            for r in new_rows:
+                skipped.append(_skip(inferences, r.line, "WorkerId", "the unit has k writers already (imported before)"))
+            continue
+        assignment = assignments.get((member_id, worker_pk))
+        if assignment is None:
+            assignment = ReferenceAssignment.objects.create(
+                member=member, worker_id=worker_pk, attributes=[a for a in Attribute.values if a in attributes],
+                status=AssignmentStatus.ACCEPTED, expires_at=now, submitted_at=now, reviewed_at=now,
+                review_reason="imported from the authors' written_inference.csv",
+            )
+            created["assignments"] += 1
+        else:
+            assignment.attributes = [a for a in Attribute.values if a in set(assignment.attributes) | set(attributes)]
+            assignment.save(update_fields=["attributes"])
+        texts = {r.attribute: r.text for r in new_rows}
+        ReferenceSubmission.objects.create(
+            assignment=assignment, texts=texts,
+            idempotency_key=uuid.uuid5(uuid.NAMESPACE_URL, f"dialtom-written:{set_name}:{assignment.pk}:{sorted(texts)}"),
+        )
+        Reference.objects.bulk_create(Reference(assignment=assignment, attribute=a, text=t) for a, t in texts.items())
+        seats = []
+        for a in texts:
+            slot = min(set(range(per_context)) - seats_used[(member_id, a)])
+            seats_used[(member_id, a)].add(slot)
+            seats.append(ReferenceSeat(member=member, attribute=a, slot=slot, assignment=assignment, worker_id=worker_pk))
+        ReferenceSeat.objects.bulk_create(seats)
+        created["references"] += len(texts)
+    _refuse_if_strict(strict, skipped)
+
+    units = {(r.context_id, r.attribute) for r in rows}
+    return {
+        "reference_set": reference_set.name,
+        "files": [inferences.name, contexts.name],
+        "references": len(rows),
+        "units": len(units),
+        "contexts": len(used),
+        "workers": len(pseudonyms),
+        "by_domain": dict(sorted(Counter(r.context_id.split("-", 1)[0] for r in rows).items())),
+        "created": {"references": created["references"], "assignments": created["assignments"],
+                    "contexts": n_new_contexts, "workers": len(new_users)},
+        "skipped": skipped,
+        "warnings": warnings,
+    }
