@@ -905,19 +905,20 @@ def written_inferences_import(
         by_context[r.context_id].append(r)
     members = {m.context_id: m for m in ReferenceSetContext.objects.select_for_update().filter(reference_set=reference_set)}
     next_position = max((m.position for m in members.values()), default=-1) + 1
+    new_members = []
     for context_id in sorted(by_context):
         wanted = {r.attribute for r in by_context[context_id]}
         member = members.get(context_pks[context_id])
         if member is None:
-            member = ReferenceSetContext.objects.create(
+            new_members.append(ReferenceSetContext(
                 reference_set=reference_set, context_id=context_pks[context_id], position=next_position,
                 attributes=[a for a in Attribute.values if a in wanted],
-            )
-            members[member.context_id] = member
+            ))
             next_position += 1
         elif not wanted <= set(member.attributes):
             member.attributes = [a for a in Attribute.values if a in wanted | set(member.attributes)]
             member.save(update_fields=["attributes"])
+    members.update({m.context_id: m for m in ReferenceSetContext.objects.bulk_create(new_members)})
 
     now = timezone.now()
     assignments = {
@@ -933,7 +934,6 @@ def written_inferences_import(
         "member_id", "attribute", "slot"
     ):
         seats_used[(member_id, attribute)].add(slot)
-    created = Counter()
     by_assignment: dict[tuple[int, int], list[_Written]] = defaultdict(list)
     for r in rows:
         member = members[context_pks[r.context_id]]
@@ -946,39 +946,41 @@ def written_inferences_import(
             continue
         by_assignment[key].append(r)
     _refuse_if_strict(strict, skipped)
+    new_assignments, submissions, references, seats = [], [], [], []
+    members_by_pk = {m.pk: m for m in members.values()}
     for (member_id, worker_pk), new_rows in sorted(by_assignment.items()):
-        member = next(m for m in members.values() if m.pk == member_id)
-        attributes = [r.attribute for r in new_rows]
-        full = [s for a in attributes for s in [seats_used[(member_id, a)]] if len(s) >= per_context]
-        if full:
-            for r in new_rows:
-                skipped.append(_skip(inferences, r.line, "WorkerId", "the unit has k writers already (imported before)"))
+        member = members_by_pk[member_id]
+        texts = {r.attribute: r.text for r in new_rows}
+        if any(len(seats_used[(member_id, a)]) >= per_context for a in texts):
+            skipped.extend(_skip(inferences, r.line, "WorkerId", "the unit has k writers already (imported before)")
+                           for r in new_rows)
             continue
         assignment = assignments.get((member_id, worker_pk))
         if assignment is None:
-            assignment = ReferenceAssignment.objects.create(
-                member=member, worker_id=worker_pk, attributes=[a for a in Attribute.values if a in attributes],
+            assignment = ReferenceAssignment(
+                member=member, worker_id=worker_pk, attributes=[a for a in Attribute.values if a in texts],
                 status=AssignmentStatus.ACCEPTED, expires_at=now, submitted_at=now, reviewed_at=now,
                 review_reason="imported from the authors' written_inference.csv",
             )
-            created["assignments"] += 1
-        else:
-            assignment.attributes = [a for a in Attribute.values if a in set(assignment.attributes) | set(attributes)]
+            new_assignments.append(assignment)
+        else:  # a later file adds states to a worker's context
+            assignment.attributes = [a for a in Attribute.values if a in set(assignment.attributes) | set(texts)]
             assignment.save(update_fields=["attributes"])
-        texts = {r.attribute: r.text for r in new_rows}
-        ReferenceSubmission.objects.create(
+        submissions.append(ReferenceSubmission(
             assignment=assignment, texts=texts,
             idempotency_key=uuid.uuid5(uuid.NAMESPACE_URL, f"dialtom-written:{set_name}:{assignment.pk}:{sorted(texts)}"),
-        )
-        Reference.objects.bulk_create(Reference(assignment=assignment, attribute=a, text=t) for a, t in texts.items())
-        seats = []
-        for a in texts:
+        ))
+        for a, text in texts.items():
+            references.append(Reference(assignment=assignment, attribute=a, text=text))
             slot = min(set(range(per_context)) - seats_used[(member_id, a)])
             seats_used[(member_id, a)].add(slot)
             seats.append(ReferenceSeat(member=member, attribute=a, slot=slot, assignment=assignment, worker_id=worker_pk))
-        ReferenceSeat.objects.bulk_create(seats)
-        created["references"] += len(texts)
     _refuse_if_strict(strict, skipped)
+    ReferenceAssignment.objects.bulk_create(new_assignments)
+    ReferenceSubmission.objects.bulk_create(submissions)
+    Reference.objects.bulk_create(references)
+    ReferenceSeat.objects.bulk_create(seats)
+    created = {"assignments": len(new_assignments), "references": len(references)}
 
     units = {(r.context_id, r.attribute) for r in rows}
     return {

@@ -121,11 +121,11 @@ def make_references(*, context) -> None:
         reference_set=ReferenceSet.objects.create(name="refs-1"), context=context, position=0
     )
     now = timezone.now()
-    for slot, (worker, status, reason, submissions) in enumerate(
-        [(workers[0], AssignmentStatus.ACCEPTED, "", 1), (workers[1], AssignmentStatus.SUBMITTED, "too short, please expand", 2)]
-    ):
+    for worker, status, reason, submissions in [
+        (workers[0], AssignmentStatus.ACCEPTED, "", 1), (workers[1], AssignmentStatus.SUBMITTED, "too short, please expand", 2)
+    ]:
         assignment = ReferenceAssignment.objects.create(
-            member=member, worker=worker, slot=slot, status=status, expires_at=now, submitted_at=now, review_reason=reason
+            member=member, worker=worker, status=status, expires_at=now, submitted_at=now, review_reason=reason
         )
         for _ in range(submissions):
             ReferenceSubmission.objects.create(assignment=assignment, idempotency_key=uuid.uuid4(), texts={})

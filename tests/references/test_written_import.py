@@ -254,3 +254,8 @@ def test_import_dialtom_reads_the_written_inferences_beside_the_release(tmp_path
         shutil.copy(path, only / path.name)
     call_command("import_dialtom", str(only), "--json")
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["references"] == 27
+
+
+def test_the_import_takes_a_fixed_number_of_queries_whatever_the_rows(django_assert_max_num_queries):
+    with django_assert_max_num_queries(30):  # bulk writes: no query per row, assignment or context
+        assert run()["created"]["references"] == 27
