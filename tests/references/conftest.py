@@ -1,4 +1,5 @@
-"""Fixtures of the reference workflow tests: a small set, workers, and ready-made texts."""
+"""Fixtures of the reference workflow tests: a small set, workers, ready-made texts, a race harness."""
+import threading
 import uuid
 
 import pytest
@@ -40,6 +41,38 @@ def submit(worker, assignment, texts=None, key=None):
     )
 
 
+def race_writers(reference_set, people, texts_for) -> list[str]:
+    """Every worker in a thread of its own (own connection), started together: claim and submit
+    (`texts_for(worker, assignment)`) until nothing is left. Returns the errors, as reprs."""
+    from django.db import close_old_connections, connection
+
+    barrier = threading.Barrier(len(people))
+    errors: list[str] = []
+
+    def work(worker):
+        try:
+            barrier.wait(timeout=60)
+            while True:
+                a = services.reference_assignment_claim_next(worker=worker, reference_set_id=reference_set.pk)
+                if a is None:
+                    return
+                submit(worker, a, texts=texts_for(worker, a))
+        except Exception as exc:  # pragma: no cover - reported by the caller
+            errors.append(repr(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=180)
+    close_old_connections()
+    if any(t.is_alive() for t in threads):
+        errors.append("a writer thread did not finish")
+    return errors
+
+
 @pytest.fixture
 def workers(db):
     return [CrowdWorkerFactory(username=f"crowd{i:02d}") for i in range(1, 5)]
@@ -50,4 +83,4 @@ def small_set(db):
     return make_set(contexts=make_contexts(3), per_context=2)
 
 
-__all__ = ["Attribute", "GOOD_TEXTS", "ensure_domains", "make_contexts", "make_set", "submit"]
+__all__ = ["Attribute", "GOOD_TEXTS", "ensure_domains", "make_contexts", "make_set", "race_writers", "submit"]

@@ -119,7 +119,10 @@ def _snapshot(table_prefix: str) -> dict[str, list[dict]]:
 def _common(before: dict, after: dict) -> tuple[dict, dict]:
     """Both snapshots on the columns they share (0003 replaced the assignment's slot by seats and lists)."""
     keep = {m: set(before[m][0]) & set(after[m][0]) if before[m] and after[m] else set() for m in before}
-    cut = lambda snap: {m: [{k: v for k, v in row.items() if k in keep[m]} for row in rows] for m, rows in snap.items()}
+
+    def cut(snap):
+        return {m: [{k: v for k, v in row.items() if k in keep[m]} for row in rows] for m, rows in snap.items()}
+
     return cut(before), cut(after)
 
 

@@ -1,8 +1,7 @@
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from references import services
@@ -10,7 +9,7 @@ from annotation.models import Attribute
 from references.models import AssignmentStatus, ReferenceAssignment, ReferenceSeat, ReferenceSetStatus
 from tests.factories import CrowdWorkerFactory
 
-from .conftest import make_contexts, make_set, submit
+from .conftest import GOOD_TEXTS, make_contexts, make_set, race_writers, submit
 
 
 def claim(worker, reference_set):
@@ -128,31 +127,10 @@ def test_concurrent_workers_fill_every_context_exactly():
     """12 workers in threads, each with its own connection, race on 4 contexts × 3 slots."""
     reference_set = make_set(contexts=make_contexts(4, "pfg"), per_context=3, name="race")
     people = [CrowdWorkerFactory(username=f"racer{i:02d}") for i in range(12)]
-    barrier = threading.Barrier(len(people))
-    errors = []
 
-    def work(worker):
-        try:
-            barrier.wait(timeout=60)
-            while True:
-                a = claim(worker, reference_set)
-                if a is None:
-                    return
-                submit(worker, a)
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(w,)) for w in people]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    close_old_connections()
+    errors = race_writers(reference_set, people, lambda worker, a: GOOD_TEXTS)
 
     assert errors == [], errors
-    assert not any(t.is_alive() for t in threads)
     rows = list(ReferenceAssignment.objects.values_list("member_id", "worker_id", "status"))
     assert len(rows) == 12
     assert {s for *_, s in rows} == {AssignmentStatus.SUBMITTED}

@@ -1,16 +1,14 @@
 """(context, attribute) units: what a worker assigned one or several attributes sees and may write,
 on the pages, over the API and in the review; k writers per unit under a race; scores per unit."""
-import threading
 import uuid
 
 import pytest
-from django.db import close_old_connections, connection
 
 from references import selectors, services
 from references.models import AssignmentStatus, Reference, ReferenceAssignment, ReferenceDraft, ReferenceSeat
 from tests.factories import CrowdWorkerFactory, api_for
 
-from .conftest import GOOD_TEXTS, make_contexts, make_set
+from .conftest import GOOD_TEXTS, make_contexts, make_set, race_writers
 
 pytestmark = pytest.mark.django_db
 
@@ -115,32 +113,11 @@ def test_racing_workers_fill_every_unit_with_exactly_k_writers():
     reference_set = make_set(contexts=make_contexts(2, "esc", prefix="race"), per_context=3, name="unit-race",
                              attributes_per_worker=2)
     people = [CrowdWorkerFactory(username=f"unitracer{i:02d}") for i in range(14)]
-    barrier = threading.Barrier(len(people))
-    errors = []
 
-    def work(worker):
-        try:
-            barrier.wait(timeout=60)
-            while True:
-                a = claim(worker, reference_set)
-                if a is None:
-                    return
-                texts = {attr: f"{GOOD_TEXTS[attr]} ({worker.username})" for attr in a.attributes}
-                services.reference_submit(worker=worker, assignment_id=a.pk, texts=texts, idempotency_key=uuid.uuid4())
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(repr(exc))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(w,)) for w in people]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=180)
-    close_old_connections()
+    errors = race_writers(reference_set, people,
+                          lambda worker, a: {attr: f"{GOOD_TEXTS[attr]} ({worker.username})" for attr in a.attributes})
 
     assert errors == [], errors
-    assert not any(t.is_alive() for t in threads)
     per_unit: dict[tuple[int, str], int] = {}
     for member_id, attribute in Reference.objects.values_list("assignment__member_id", "attribute"):
         per_unit[(member_id, attribute)] = per_unit.get((member_id, attribute), 0) + 1
