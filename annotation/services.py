@@ -790,7 +790,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
         "files": names,
         "contexts": totals["contexts"],
         **{k: totals[k] for k in KINDS},
-        "references": 0,  # the written inferences: counted once the references importer is called here
+        "references": 0,  # the written inferences: import_dialtom adds them (references.services)
         "retained_by_authors": n_retained,
         "created": {"contexts": created["contexts"], "items": sum(created[k] for k in KINDS),
                     **{k: created[k] for k in KINDS}, "references": 0, "marked_retained": n_marked},

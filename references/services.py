@@ -31,15 +31,9 @@ from django.utils import timezone
 
 from accounts.models import Role
 from annotation.models import Attribute, Context, Domain, Speaker
-from annotation.parsers import InputError, jsonl_record, read_text
-from annotation.services import (
-    RELEASE_DOMAINS,
-    RELEASE_ID,
-    STATE_ATTRIBUTES,
-    domains_ensure,
-    release_context,
-    release_contexts_ensure,
-)
+from annotation import dialtom
+from annotation.parsers import InputError, iter_json_object, jsonl_record, lone_surrogate_field, read_text, remove_nul
+from annotation.services import contexts_ensure, domains_ensure
 from dialtom_site import jobs
 
 from .models import (
@@ -739,46 +733,43 @@ class _Written:
     text: str
 
 
-def _written_contexts(path: Path, skipped: list, warnings: list, domains: dict) -> dict[str, tuple[dict, tuple]]:
-    """combined_written_data.json -> context_id -> (context fields, (path, key)); bad entries go to `skipped`."""
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, "json", exc.msg) from None
-    if not isinstance(data, dict):
-        raise InputError(path, 1, "json", 'expected an object {"MI"|"ESC"|"PFG": {"session, window": {ctx, …}}}')
-    out: dict[str, tuple[dict, tuple]] = {}
-    for dataset, entries in data.items():
-        code = RELEASE_DOMAINS.get(str(dataset).upper())
-        if code is None or not isinstance(entries, dict):
-            skipped.append(_skip(path, dataset, "dataset", f"unknown dataset {dataset!r} (expected MI, ESC or PFG) "
-                                                           "or not an object of contexts"))
-            continue
-        for key, entry in entries.items():
-            where = f"{dataset}/{key}"
-            try:
-                ctx = entry.get("ctx") if isinstance(entry, dict) else None
-                context = release_context(path, where, key, ctx, domain=domains[code], source="dialtom-written",
-                                          id_field="key")
-            except InputError as exc:
-                skipped.append(_skip(path, where, exc.field, exc.reason))
-                continue
-            for n, turn in enumerate(context["turns"]):
-                if "\x00" in turn["text"] or "\x00" in turn["source_role"]:  # PostgreSQL cannot store it
-                    turn["text"], turn["source_role"] = turn["text"].replace("\x00", ""), turn["source_role"].replace("\x00", "")
-                    warnings.append(_skip(path, where, f"ctx[{n}]", "NUL character removed"))
-            out[context["context_id"]] = (context, (path, where))
-    return out
-
-
-def _skip(path, line, field: str, reason: str) -> dict:
-    return {"file": Path(path).name, "line": line, "field": field, "reason": reason}
+def _skip(path, line, key: str, field: str, reason: str) -> dict:
+    """A row or entry not imported (or a warning): the shape of import_dialtom's `skipped`."""
+    return {"file": Path(path).name, "line": line, "key": key, "field": field, "reason": reason}
 
 
 def _refuse_if_strict(strict: bool, skipped: list[dict]) -> None:
     if strict and skipped:
         first = skipped[0]
         raise InputError(first["file"], first["line"], first["field"], first["reason"] + " (--strict: nothing imported)")
+
+
+def _written_contexts(path: Path, skipped: list, warnings: list, domains: dict) -> dict[str, tuple[dict, dict]]:
+    """combined_written_data.json -> context_id -> (context fields, where); bad entries go to `skipped`.
+
+    The contexts are made as for the authors' other files (`annotation.dialtom.context_of`);
+    `line` is the line of the dataset's key, `key` is `DATASET/session, window`."""
+    out: dict[str, tuple[dict, dict]] = {}
+    for line, dataset, entries in iter_json_object(path):
+        code = dialtom.DOMAINS.get(str(dataset).upper())
+        if code is None or not isinstance(entries, dict):
+            skipped.append(_skip(path, line, str(dataset), "dataset", f"unknown dataset {dataset!r} (expected MI, ESC "
+                                                                      "or PFG) or not an object of contexts"))
+            continue
+        for key, entry in entries.items():
+            where = f"{dataset}/{key}"
+            ctx, nul_fields = remove_nul(entry.get("ctx") if isinstance(entry, dict) else None)
+            warnings.extend(_skip(path, line, where, "ctx" if f == "record" else f"ctx[{f}]",
+                                  "NUL character removed (PostgreSQL cannot store it)") for f in nul_fields)
+            try:
+                if bad := lone_surrogate_field(ctx):
+                    raise dialtom.Skip("ctx", f"contains a lone surrogate (an invalid \\ud800-\\udfff escape) at {bad}")
+                context = dialtom.context_of(key, ctx, domains[code], source="dialtom-written")
+            except dialtom.Skip as exc:
+                skipped.append(_skip(path, line, where, exc.field, exc.reason))
+                continue
+            out[context["context_id"]] = (context, {"file": path, "line": line, "field": "ctx"})
+    return out
 
 
 def _written_rows(path: Path, contexts: dict, skipped: list, warnings: list, *, per_context: int) -> list[_Written]:
@@ -800,56 +791,58 @@ def _written_rows(path: Path, contexts: dict, skipped: list, warnings: list, *, 
         state = (record.get("mental_state") or "").strip()
         sub_id = (record.get("sub_id") or "").strip()
         inference = record.get("inferences") or ""
-        if None in record or any(record.get(c) is None for c in WRITTEN_COLUMNS):
-            skipped.append(_skip(path, start, "row", f"expected {len(reader.fieldnames)} columns"))
+        problem = _written_row_problem(record, worker_id, dataset, state, sub_id, n_columns=len(reader.fieldnames))
+        key = f"{dataset}/{sub_id}/{state}"
+        if problem:
+            skipped.append(_skip(path, start, key, *problem))
             continue
-        if not _WORKER_ID.match(worker_id):
-            skipped.append(_skip(path, start, "WorkerId", f"missing or not an id ({worker_id[:40]!r})"))
-            continue
-        code = RELEASE_DOMAINS.get(dataset.upper())
-        if code is None:
-            skipped.append(_skip(path, start, "dataset", f"unknown dataset {dataset!r} (expected MI, ESC or PFG)"))
-            continue
-        attribute = STATE_ATTRIBUTES.get(state.lower())
-        if attribute is None:
-            skipped.append(_skip(path, start, "mental_state", f"unknown state {state!r} (expected Belief, Desires, "
-                                                               "Intentions, Emotions, Knowledge, Trust)"))
-            continue
-        match = RELEASE_ID.match(sub_id)
-        if not match:
-            skipped.append(_skip(path, start, "sub_id", f"expected \"session, window\" like \"5, 2\" (got {sub_id!r})"))
-            continue
+        code, attribute = dialtom.DOMAINS[dataset.upper()], dialtom.STATE_ATTRIBUTES[state.lower()]
+        match = dialtom.RECORD_ID.match(sub_id)
         context_id = f"{code}-s{int(match.group(1)):04d}-w{int(match.group(2)):02d}"
         if context_id not in contexts:
-            skipped.append(_skip(path, start, "sub_id", f"no context {dataset} {sub_id!r} in {WRITTEN_CONTEXTS_FILE} "
-                                                        f"(or it was skipped)"))
+            skipped.append(_skip(path, start, key, "sub_id", f"no context {dataset} {sub_id!r} in "
+                                                             f"{WRITTEN_CONTEXTS_FILE} (or it was skipped)"))
             continue
         if "\x00" in inference:
             inference = inference.replace("\x00", "")
-            warnings.append(_skip(path, start, "inferences", "NUL character removed"))
+            warnings.append(_skip(path, start, key, "inferences", "NUL character removed (PostgreSQL cannot store it)"))
         inference = inference.strip()
-        if not inference:
-            skipped.append(_skip(path, start, "inferences", "empty"))
-            continue
-        if len(inference) > MAX_TEXT_CHARS:
-            skipped.append(_skip(path, start, "inferences", f"longer than {MAX_TEXT_CHARS} characters"))
+        if not inference or len(inference) > MAX_TEXT_CHARS:
+            skipped.append(_skip(path, start, key, "inferences",
+                                 "empty" if not inference else f"longer than {MAX_TEXT_CHARS} characters"))
             continue
         worker = crowd_pseudonym(worker_id)
-        key = (worker, context_id, attribute)
-        if key in seen:
-            same = seen[key].text == inference
-            skipped.append(_skip(path, start, "inferences", (
-                f"repeats line {seen[key].line}" if same else
-                f"worker {worker_id} wrote another {state} inference for {dataset} {sub_id!r} at line {seen[key].line}")))
+        unit = (worker, context_id, attribute)
+        if unit in seen:
+            before = seen[unit]
+            skipped.append(_skip(path, start, key, "inferences", f"repeats line {before.line}" if before.text == inference
+                                 else f"worker {worker_id} wrote another {state} inference for {dataset} {sub_id!r} "
+                                      f"at line {before.line}"))
             continue
         if writers[(context_id, attribute)] >= per_context:
-            skipped.append(_skip(path, start, "WorkerId", f"{dataset} {sub_id!r} / {state} has {per_context} writers "
-                                                          "already (k)"))
+            skipped.append(_skip(path, start, key, "WorkerId", f"{dataset} {sub_id!r} / {state} has {per_context} "
+                                                               "writers already (k)"))
             continue
         writers[(context_id, attribute)] += 1
-        seen[key] = row = _Written(start, worker, context_id, attribute, inference)
+        seen[unit] = row = _Written(start, worker, context_id, attribute, inference)
         rows.append(row)
     return rows
+
+
+def _written_row_problem(record: dict, worker_id: str, dataset: str, state: str, sub_id: str, *,
+                         n_columns: int) -> tuple[str, str] | None:
+    """(field, reason) when a CSV row cannot be a reference by its own fields, else None."""
+    if None in record or any(record.get(c) is None for c in WRITTEN_COLUMNS):
+        return "row", f"expected {n_columns} columns"
+    if not _WORKER_ID.match(worker_id):
+        return "WorkerId", f"missing or not an id ({worker_id[:40]!r})"
+    if dataset.upper() not in dialtom.DOMAINS:
+        return "dataset", f"unknown dataset {dataset!r} (expected MI, ESC or PFG)"
+    if state.lower() not in dialtom.STATE_ATTRIBUTES:
+        return "mental_state", f"unknown state {state!r} (expected {', '.join(dialtom.STATES)})"
+    if not dialtom.RECORD_ID.match(sub_id):
+        return "sub_id", f"expected \"session, window\" like \"5, 2\" (got {sub_id!r})"
+    return None
 
 
 @transaction.atomic
@@ -860,7 +853,7 @@ def written_inferences_import(
     """Import the authors' written inferences as accepted references of a closed reference set.
 
     `contexts` (combined_written_data.json) gives the dialogue windows: "session, window" keys map
-    to context ids as in the release import (`annotation.services.release_context`) and missing
+    to context ids as in the release and pool import (`annotation.dialtom.context_of`) and missing
     contexts are created. Each CSV row is one reference of the unit (context, mental_state) by one
     worker; a worker's rows on a context are one accepted assignment with those attributes.
     Workers become inactive crowd-worker accounts named by a pseudonym of their WorkerId.
@@ -879,7 +872,7 @@ def written_inferences_import(
     _refuse_if_strict(strict, skipped)
 
     used = {r.context_id for r in rows}
-    context_pks, n_new_contexts = release_contexts_ensure({c: found_contexts[c] for c in sorted(used)})
+    context_pks, n_new_contexts = contexts_ensure({c: found_contexts[c] for c in sorted(used)})
     User = get_user_model()
     pseudonyms = sorted({r.worker for r in rows})
     existing_users = set(User.objects.filter(username__in=pseudonyms).values_list("username", flat=True))
@@ -941,8 +934,8 @@ def written_inferences_import(
         before = stored.get((*key, r.attribute))
         if before is not None:
             if before != r.text:
-                skipped.append(_skip(inferences, r.line, "inferences", "another text is stored for this worker, context "
-                                                                       "and state (imported before)"))
+                skipped.append(_skip(inferences, r.line, f"{r.context_id}/{r.attribute}", "inferences",
+                                     "another text is stored for this worker, context and state (imported before)"))
             continue
         by_assignment[key].append(r)
     _refuse_if_strict(strict, skipped)
@@ -952,8 +945,8 @@ def written_inferences_import(
         member = members_by_pk[member_id]
         texts = {r.attribute: r.text for r in new_rows}
         if any(len(seats_used[(member_id, a)]) >= per_context for a in texts):
-            skipped.extend(_skip(inferences, r.line, "WorkerId", "the unit has k writers already (imported before)")
-                           for r in new_rows)
+            skipped.extend(_skip(inferences, r.line, f"{r.context_id}/{r.attribute}", "WorkerId",
+                                 "the unit has k writers already (imported before)") for r in new_rows)
             continue
         assignment = assignments.get((member_id, worker_pk))
         if assignment is None:

@@ -130,7 +130,7 @@ def dirty(tmp_path):
     data["MI"]["7, 1"] = {"ctx": ["narrator: once upon a time"]}  # no such role in MI
     data["XX"] = {}
     json_path = tmp_path / "combined_written_data.json"
-    json_path.write_text(json.dumps(data))
+    json_path.write_text(json.dumps(data, indent=1))  # "MI" on line 2, "XX" near the end
     good = ["W1", "MI", "Belief", "5, 9", "I believe the drinking is under control.", "8"]
     rows = [
         good,                                                                  # line 2: fine
@@ -158,10 +158,12 @@ def test_dirty_rows_are_skipped_and_listed_by_file_line_and_field(dirty):
 
     report = run(csv_path, json_path)
 
+    json_lines = json_path.read_text().splitlines()
+    xx_line = json_lines.index(' "XX": {}') + 1
     listed = [(s["file"], s["line"], s["field"]) for s in report["skipped"]]
     assert listed == [
-        ("combined_written_data.json", "MI/7, 1", "ctx[0]"),
-        ("combined_written_data.json", "XX", "dataset"),
+        ("combined_written_data.json", 2, "ctx[0]"),
+        ("combined_written_data.json", xx_line, "dataset"),
         ("written_inference.csv", 3, "inferences"),
         ("written_inference.csv", 4, "inferences"),
         ("written_inference.csv", 5, "mental_state"),
@@ -174,15 +176,15 @@ def test_dirty_rows_are_skipped_and_listed_by_file_line_and_field(dirty):
         ("written_inference.csv", 14, "WorkerId"),
         ("written_inference.csv", 17, "row"),
     ]
-    reasons = {s["line"]: s["reason"] for s in report["skipped"]}
+    assert [s["key"] for s in report["skipped"][:3]] == ["MI/7, 1", "XX", "MI/5, 9/Belief"]
+    reasons = {s["line"]: s["reason"] for s in report["skipped"] if s["file"].endswith(".csv")}
     assert reasons[3] == "repeats line 2"
     assert reasons[4] == "worker W1 wrote another Belief inference for MI '5, 9' at line 2"
     assert "unknown state 'Hopes'" in reasons[5]
     assert "no context MI '99, 1'" in reasons[7]
     assert reasons[14] == "MI '5, 9' / Belief has 3 writers already (k)"
-    assert report["warnings"] == [
-        {"file": "written_inference.csv", "line": 12, "field": "inferences", "reason": "NUL character removed"}
-    ]
+    assert report["warnings"] == [{"file": "written_inference.csv", "line": 12, "key": "MI/5, 9/Belief",
+                                   "field": "inferences", "reason": "NUL character removed (PostgreSQL cannot store it)"}]
     # What could be imported was: W1, W2, W3 on belief; W4 on trust (its text keeps its line break)
     assert report["references"] == 4 and report["units"] == 2 and report["workers"] == 4
     texts = dict(Reference.objects.filter(attribute="belief").values_list("assignment__worker__username", "text"))
@@ -195,7 +197,7 @@ def test_strict_refuses_the_files_and_writes_nothing(dirty):
     csv_path, json_path = dirty
     with pytest.raises(InputError) as refused:
         run(csv_path, json_path, strict=True)
-    assert str(refused.value).startswith("combined_written_data.json:MI/7, 1: ctx[0]: expected \"role: text\"")
+    assert str(refused.value).startswith("combined_written_data.json:2: ctx[0]: expected \"role: text\"")
     assert str(refused.value).endswith("(--strict: nothing imported)")
     assert counts() == {"references": 0, "assignments": 0, "contexts": 0, "workers": 0, "seats": 0, "sets": 0}
 
@@ -229,7 +231,7 @@ def test_the_command_reports_and_strict_refuses(dirty, tmp_path, capsys):
     out = capsys.readouterr().out.strip().splitlines()
     assert json.loads(out[-1])["references"] == 27 and "27 references on 9 (context, state) units" in out[0]
     csv_path, _ = dirty
-    with pytest.raises(CommandError, match=r"MI/7, 1: ctx\[0\]"):
+    with pytest.raises(CommandError, match=r"combined_written_data.json:2: ctx\[0\]"):
         call_command("import_written_inferences", str(csv_path.parent), "--strict", "--set", "strict-one")
     with pytest.raises(CommandError, match="no written_inference.csv"):
         call_command("import_written_inferences", str(tmp_path / "nowhere"))

@@ -1,3 +1,8 @@
+from pathlib import Path
+
+from django.db import transaction
+
+from annotation import dialtom
 from annotation.services import dialtom_import
 
 from ._base import ReportCommand
@@ -6,7 +11,8 @@ from ._base import ReportCommand
 class Command(ReportCommand):
     help = ("Import the DialToM authors' files of DIR, whatever mix it holds: the unverified pool "
             "({MI,ESC,PFG}_data_{start}_{count}.json), the verified release ({MI,ESC,PFG}_{retrospective,"
-            "prospective,prospective-easy}_verified.json) and the counterfactuals ({MI,ESC,PFG}_counterfact.json). "
+            "prospective,prospective-easy}_verified.json), the counterfactuals ({MI,ESC,PFG}_counterfact.json) and the "
+            "written inferences (written_inference.csv + combined_written_data.json, as references). "
             "Records that cannot be valid items are skipped and listed (--strict refuses them). Re-running "
             "changes nothing.")
 
@@ -19,14 +25,32 @@ class Command(ReportCommand):
         super().add_arguments(parser)
 
     def run(self, *, directory, seed, batch, strict, **options):
-        return dialtom_import(directory=directory, seed=seed, batch=batch, strict=strict)
+        from references.services import written_inference_files, written_inferences_import  # noqa: PLC0415
+
+        written = written_inference_files(directory) if Path(directory).is_dir() else None
+        with transaction.atomic():
+            if written and not dialtom.source_files(Path(directory)):  # written inferences alone
+                report = {"files": [], "references": 0, "created": {"references": 0}, "skipped": [], "warnings": []}
+            else:
+                report = dialtom_import(directory=directory, seed=seed, batch=batch, strict=strict)
+            if written:  # the references app: (context, state) units of accepted references
+                refs = written_inferences_import(inferences=written[0], contexts=written[1], strict=strict)
+                report["files"] += refs["files"]
+                report["references"], report["created"]["references"] = refs["references"], refs["created"]["references"]
+                report["skipped"] += refs["skipped"]
+                report["warnings"] += refs["warnings"]
+        return report
 
     def summary(self, report):
         created = report["created"]
-        yield (f"{len(report['files'])} file(s): {report['retrospective']} retrospective, {report['prospective']} "
-               f"prospective, {report['easy']} easy, {report['counterfactual']} counterfactual items "
-               f"({created['items']} created, {report['retained_by_authors']} retained by the authors) on "
-               f"{report['contexts']} contexts ({created['contexts']} created), {report['references']} references")
+        if "retrospective" not in report:  # written inferences alone
+            yield f"{', '.join(report['files'])}: {report['references']} references ({created['references']} created)"
+        else:
+            yield (f"{len(report['files'])} file(s): {report['retrospective']} retrospective, {report['prospective']} "
+                   f"prospective, {report['easy']} easy, {report['counterfactual']} counterfactual items "
+                   f"({created['items']} created, {report['retained_by_authors']} retained by the authors) on "
+                   f"{report['contexts']} contexts ({created['contexts']} created), {report['references']} references "
+                   f"({created['references']} created)")
         for problem in report["skipped"]:
             yield f"skipped {problem['file']}:{problem['line']} [{problem['key']}]: {problem['field']}: {problem['reason']}"
         for problem in report["warnings"]:
