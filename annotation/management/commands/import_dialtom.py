@@ -5,7 +5,7 @@ from django.db import transaction
 from annotation import dialtom
 from annotation.services import dialtom_import
 
-from ._base import ReportCommand
+from ._base import ReportCommand, problem_lines
 
 
 class Command(ReportCommand):
@@ -51,7 +51,4 @@ class Command(ReportCommand):
                    f"({created['items']} created, {report['retained_by_authors']} retained by the authors) on "
                    f"{report['contexts']} contexts ({created['contexts']} created), {report['references']} references "
                    f"({created['references']} created)")
-        for problem in report["skipped"]:
-            yield f"skipped {problem['file']}:{problem['line']} [{problem['key']}]: {problem['field']}: {problem['reason']}"
-        for problem in report["warnings"]:
-            yield f"warning {problem['file']}:{problem['line']} [{problem['key']}]: {problem['field']}: {problem['reason']}"
+        yield from problem_lines(report)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from annotation.management.commands._base import problem_lines
 from annotation.parsers import InputError
 from dialtom_site.commands import ReportCommand
 from references import services
@@ -35,7 +36,4 @@ class Command(ReportCommand):
         yield (f"{report['reference_set']}: {report['references']} references on {report['units']} (context, state) "
                f"units of {report['contexts']} contexts by {report['workers']} workers "
                f"({report['created']['references']} created); {len(report['skipped'])} rows skipped")
-        for s in report["skipped"]:
-            yield f"  skipped {s['file']}:{s['line']}: {s['field']}: {s['reason']}"
-        for w in report["warnings"]:
-            yield f"  warning {w['file']}:{w['line']}: {w['field']}: {w['reason']}"
+        yield from problem_lines(report)
