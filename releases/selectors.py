@@ -96,10 +96,14 @@ RESULT_VALUES = (
 )
 
 
+def audited_item_results(*, pairs: dict[int, int]) -> QuerySet[ItemResult]:
+    """The current result of every audited item (at least one judgment), retained or not."""
+    return current_item_results(pairs=pairs).filter(n_judgments__gt=0)
+
+
 def release_result_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[dict]:
-    """The current result of every audited item (at least one judgment), retained or not, by item_id (streamed)."""
-    qs = current_item_results(pairs=pairs).filter(n_judgments__gt=0).order_by("item__item_id").values(*RESULT_VALUES)
-    return qs.iterator(chunk_size=chunk_size)
+    """`audited_item_results` as plain dicts for results.csv, by item_id (streamed)."""
+    return audited_item_results(pairs=pairs).order_by("item__item_id").values(*RESULT_VALUES).iterator(chunk_size=chunk_size)
 
 
 def release_judgment_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[tuple]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -119,29 +119,55 @@ def release_build(*, release_id: int) -> Release:
             raise FileExistsError(f"{final} exists already; releases are immutable")
         tmp.mkdir()
         with jobs.job_heartbeat(Release, release.pk):
-            manifest, results = _write_release(release=release, directory=tmp)
+            manifest, pairs = _write_release(release=release, directory=tmp)
             files = {name: {**meta, "path": str(final / name)} for name, meta in manifest["files"].items()}
             files["manifest.json"] = {"path": str(final / "manifest.json"), "sha256": export.sha256_file(tmp / "manifest.json")}
             with transaction.atomic():  # the release's items and its READY status land together with its folder
-                ReleaseItem.objects.bulk_create(
-                    (ReleaseItem(release_id=release.pk, **row) for row in results), batch_size=5000
-                )
-                Release.objects.filter(pk=release.pk).update(
+                entries = _release_items_insert(release_id=release.pk, pairs=pairs)
+                if entries != manifest["audited_items"]:  # pragma: no cover - the results of a succeeded run never change
+                    raise RuntimeError(f"{entries} release items for {manifest['audited_items']} rows of results.csv")
+                ours = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING, attempts=release.attempts)
+                if not ours.update(
                     status=ReleaseStatus.READY,
                     finished_at=timezone.now(),
                     n_items=manifest["items"],
                     files=files,
                     manifest=manifest,
                     warnings=manifest["warnings"],
-                )
+                ):  # a worker taken for dead that comes back: a later attempt owns the release now
+                    raise RuntimeError(f"attempt {release.attempts} of release {release.version} was superseded")
                 tmp.rename(final)
-    except Exception as exc:  # noqa: BLE001 - recorded on the release, then re-raised
+    except Exception as exc:  # noqa: BLE001 - recorded on the release (unless a later attempt owns it), then re-raised
         shutil.rmtree(tmp, ignore_errors=True)
-        Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        Release.objects.filter(pk=release.pk, attempts=release.attempts).exclude(status=ReleaseStatus.READY).update(
+            status=ReleaseStatus.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
         logger.exception("release %s failed", release.version)
         raise
     release.refresh_from_db()
     return release
+
+
+def _release_items_insert(*, release_id: int, pairs: dict[int, int]) -> int:
+    """The audited items' current results become the release's ReleaseItems in one
+    INSERT … SELECT: no row goes through Python, so memory stays flat at any size."""
+    select, params = (
+        selectors.audited_item_results(pairs=pairs)
+        .order_by()
+        .values_list("item_id", "label", "posterior", "n_judgments", "retained")
+        .query.sql_with_params()
+    )
+    quote = connection.ops.quote_name
+    columns = ", ".join(
+        quote(ReleaseItem._meta.get_field(name).column)
+        for name in ("release", "item", "label", "posterior", "n_judgments", "retained")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(ReleaseItem._meta.db_table)} ({columns}) SELECT %s, audited.* FROM ({select}) audited",
+            [release_id, *params],
+        )
+        return cursor.rowcount
 
 
 def _references_rows():
@@ -153,9 +179,9 @@ def _references_rows():
     return references_export_rows()
 
 
-def _write_release(*, release: Release, directory: Path) -> tuple[dict, list[dict]]:
+def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int, int]]:
     """Writes every file of a release and its manifest into `directory`; returns the manifest
-    and the audited items' results (the rows of ReleaseItem)."""
+    and the (batch → run) pairs of the results it was made from."""
     pairs = selectors.current_batch_runs()
     batch_results = list(selectors.current_batch_results(pairs=pairs))
     agreement = {br.batch_id: br.ac1 for br in batch_results}
@@ -179,19 +205,8 @@ def _write_release(*, release: Release, directory: Path) -> tuple[dict, list[dic
     # Every audited item's result, retained or not, and the judgments fitted: enough to
     # re-run the aggregation elsewhere. The results are also the release's items in the
     # database (ReleaseItem), what model runs and baselines are scored against.
-    results = []
-
     def result_rows():
         for row in selectors.release_result_rows(pairs=pairs):
-            results.append(
-                {
-                    "item_id": row["item_id"],
-                    "label": row["label"],
-                    "posterior": float(row["posterior"]),
-                    "n_judgments": row["n_judgments"],
-                    "retained": row["retained"],
-                }
-            )
             yield export.result_values(row)
 
     def judgment_rows():
@@ -279,4 +294,4 @@ def _write_release(*, release: Release, directory: Path) -> tuple[dict, list[dic
     with open(directory / "manifest.json", "w", encoding="utf-8") as handle:
         json.dump(manifest, handle, ensure_ascii=False, indent=2, sort_keys=False)
         handle.write("\n")
-    return manifest, results
+    return manifest, pairs

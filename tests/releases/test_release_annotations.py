@@ -81,3 +81,27 @@ def test_crowd_kit_fits_the_judgments_as_they_are(world, release_root):
     assert len(labels) == 6
     # two of three verifiers give the key on every item but one: Dawid–Skene finds the key
     assert labels["mi-trust"] == "C" and labels["mi-belief"] == "A" and labels["esc-desire"] == "D"
+
+
+def test_a_build_taken_for_dead_cannot_overwrite_a_later_attempt(world, release_root, monkeypatch):
+    """The sweep gave the release to another worker while the first was frozen; when the first
+    wakes up and finishes, it neither publishes nor fails the release: attempt 2 owns it."""
+    from django.db.models import F
+
+    from releases.models import Release, ReleaseStatus
+
+    original = services._write_release
+
+    def frozen_then_superseded(*, release, directory):
+        written = original(release=release, directory=directory)
+        Release.objects.filter(pk=release.pk).update(attempts=F("attempts") + 1)  # the sweep's retry, claimed
+        return written
+
+    monkeypatch.setattr(services, "_write_release", frozen_then_superseded)
+    release = services.release_create(version="v1", build=False)
+    with pytest.raises(RuntimeError, match="attempt 1 of release v1 was superseded"):
+        services.release_build(release_id=release.pk)
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.BUILDING and release.attempts == 2 and release.error == ""
+    assert not ReleaseItem.objects.filter(release=release).exists() and not (release_root / "v1").exists()
+    assert list(release_root.iterdir()) == []  # its temporary folder is gone too
