@@ -63,6 +63,12 @@ class BatchFit:
         return dict(sorted(out.items()))
 
 
+def retained(label, posterior, answer, threshold: float):
+    """The retention rule, on scalars or aligned Series: the aggregate label is the intended
+    answer and holds at least `threshold` posterior. (Runs also drop gold items.)"""
+    return (label == answer) & (posterior >= threshold)
+
+
 def sorted_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The canonical order every fit uses: by task, then worker."""
     return frame[FRAME_COLUMNS].sort_values(["task", "worker"], kind="mergesort").reset_index(drop=True)

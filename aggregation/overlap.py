@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from .dawid_skene import fit_batch
+from .dawid_skene import fit_batch, retained
 
 ANSWER_LETTERS = ("A", "B", "C", "D")
 
@@ -305,7 +305,7 @@ def release_decisions(frame: pd.DataFrame, *, answers: Mapping, policy: OverlapP
     fit = fit_batch(frame, n_iter=policy.ds_n_iter, tol=policy.ds_tol)
     labels, posterior = fit.labels.to_dict(), fit.posterior.to_dict()
     return {
-        item: labels.get(item) == answer and posterior.get(item, 0.0) >= policy.retention_threshold
+        item: bool(retained(labels.get(item), posterior.get(item, 0.0), answer, policy.retention_threshold))
         for item, answer in answers.items()
     }
 

@@ -46,6 +46,29 @@ def _open(path: Path):
         raise ReplayInputError([f"{path}:0: file: {exc.strerror or exc}"]) from exc
 
 
+def _csv_records(path: Path, *, required: Sequence[str], error: Callable, errors: list[str]):
+    """(line, {column: stripped value}) of a CSV file with a header naming `required`; a short
+    or long row is an error, blank rows are skipped, bytes that are not CSV text stop the read."""
+    from .services import JudgmentImportError, _csv_guarded
+
+    with _open(path) as handle:
+        try:
+            reader = _csv_guarded(csv.reader(handle), name=str(path))
+            header = [h.strip() for h in next(reader, [])]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise ReplayInputError(errors + [f"{path}:1: header: missing column(s) {', '.join(missing)}"])
+            for line, record in enumerate(reader, start=2):
+                if not record or all(not v.strip() for v in record):
+                    continue
+                if len(record) != len(header):
+                    error(path, line, "row", f"expected {len(header)} fields, got {len(record)}")
+                    continue
+                yield line, {name: value.strip() for name, value in zip(header, record)}
+        except JudgmentImportError as exc:
+            raise ReplayInputError(errors + exc.errors) from None
+
+
 def read_replay_files(*, items: Path, judgments: Path, truth: Path | None = None, max_errors: int = 50) -> ReplayData:
     errors: list[str] = []
 
@@ -56,7 +79,12 @@ def read_replay_files(*, items: Path, judgments: Path, truth: Path | None = None
     batches: dict[str, list[str]] = defaultdict(list)
     answers, tasks = {}, {}
     with _open(Path(items)) as handle:
-        for line, text in enumerate(handle, start=1):
+        for line, raw in enumerate(handle.buffer, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                error(items, line, "line", f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})")
+                continue
             if not text.strip():
                 continue
             try:
@@ -86,57 +114,31 @@ def read_replay_files(*, items: Path, judgments: Path, truth: Path | None = None
 
     rows: dict[str, list[tuple[str, str]]] = defaultdict(list)
     seen = set()
-    with _open(Path(judgments)) as handle:
-        reader = csv.reader(handle)
-        header = [h.strip() for h in next(reader, [])]
-        missing = [c for c in ("item_id", "worker", "label") if c not in header]
-        if missing:
-            raise ReplayInputError(errors + [f"{judgments}:1: header: missing column(s) {', '.join(missing)}"])
-        col = {c: header.index(c) for c in ("item_id", "worker", "label")}
-        for line, record in enumerate(reader, start=2):
-            if not record or all(not v.strip() for v in record):
-                continue
-            if len(record) != len(header):
-                error(judgments, line, "row", f"expected {len(header)} fields, got {len(record)}")
-                continue
-            item_id, worker, label = (record[col[c]].strip() for c in ("item_id", "worker", "label"))
-            if item_id not in answers:
-                error(judgments, line, "item_id", f"unknown item {item_id!r}")
-                continue
-            if not worker:
-                error(judgments, line, "worker", "empty")
-                continue
-            if label not in LABELS:
-                error(judgments, line, "label", f"{label!r} is not one of {', '.join(LABELS)}")
-                continue
-            if (item_id, worker) in seen:
-                error(judgments, line, "worker", f"{worker} judged {item_id} twice")
-                continue
+    for line, record in _csv_records(Path(judgments), required=("item_id", "worker", "label"), error=error, errors=errors):
+        item_id, worker, label = record["item_id"], record["worker"], record["label"]
+        if item_id not in answers:
+            error(judgments, line, "item_id", f"unknown item {item_id!r}")
+        elif not worker:
+            error(judgments, line, "worker", "empty")
+        elif label not in LABELS:
+            error(judgments, line, "label", f"{label!r} is not one of {', '.join(LABELS)}")
+        elif (item_id, worker) in seen:
+            error(judgments, line, "worker", f"{worker} judged {item_id} twice")
+        else:
             seen.add((item_id, worker))
             rows[item_id].append((worker, label))
 
     truth_map = None
     if truth is not None:
         truth_map = {}
-        with _open(Path(truth)) as handle:
-            reader = csv.reader(handle)
-            header = [h.strip() for h in next(reader, [])]
-            if "item_id" not in header or "keep" not in header:
-                raise ReplayInputError(errors + [f"{truth}:1: header: needs item_id and keep"])
-            ci, ck = header.index("item_id"), header.index("keep")
-            for line, record in enumerate(reader, start=2):
-                if not record or all(not v.strip() for v in record):
-                    continue
-                if len(record) != len(header):
-                    error(truth, line, "row", f"expected {len(header)} fields, got {len(record)}")
-                    continue
-                item_id, keep = record[ci].strip(), record[ck].strip().lower()
-                if item_id not in answers:
-                    error(truth, line, "item_id", f"unknown item {item_id!r}")
-                elif keep not in ("0", "1", "true", "false"):
-                    error(truth, line, "keep", f"{keep!r} is not 0 or 1")
-                else:
-                    truth_map[item_id] = keep in ("1", "true")
+        for line, record in _csv_records(Path(truth), required=("item_id", "keep"), error=error, errors=errors):
+            item_id, keep = record["item_id"], record["keep"].lower()
+            if item_id not in answers:
+                error(truth, line, "item_id", f"unknown item {item_id!r}")
+            elif keep not in ("0", "1", "true", "false"):
+                error(truth, line, "keep", f"{keep!r} is not 0 or 1")
+            else:
+                truth_map[item_id] = keep in ("1", "true")
     if errors:
         raise ReplayInputError(errors)
     return ReplayData(dict(batches), answers, tasks, {i: rows.get(i, []) for i in answers}, truth_map)

@@ -29,7 +29,7 @@ from dialtom_site import jobs
 
 from . import selectors
 from .agreement import agreement_summary
-from .dawid_skene import fit_batch
+from .dawid_skene import fit_batch, retained
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
 
 logger = logging.getLogger(__name__)
@@ -159,9 +159,7 @@ def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
     items["posterior"] = fit.posterior.reindex(items.index).fillna(0.0)
     items["mv_label"] = fit.mv_labels.reindex(items.index).fillna(NO_LABEL)
     items["n_judgments"] = fit.n_judgments.reindex(items.index).fillna(0).astype(int)
-    items["retained"] = (
-        (~items["is_gold"]) & (items["label"] == items["answer"]) & (items["posterior"] >= threshold)
-    )
+    items["retained"] = (~items["is_gold"]) & retained(items["label"], items["posterior"], items["answer"], threshold)
 
     # Agreement over the benchmark's (non-gold) items, per batch and per task × domain.
     # Categories are those the form offers; NOTA only where counterfactual items show it.

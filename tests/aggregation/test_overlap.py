@@ -178,3 +178,25 @@ def test_bad_input_is_reported_by_file_line_and_field(tmp_path, overlap5):
     with pytest.raises(CommandError, match="k-min/k-max"):
         call_command("overlap_simulate", "--items", str(overlap5 / "items.jsonl"), "--judgments",
                      str(overlap5 / "judgments.csv"), "--k-min", "4", "--k-max", "3")
+
+
+def test_truth_and_encoding_errors_are_reported_too(tmp_path):
+    items = tmp_path / "items.jsonl"
+    items.write_bytes(b'{"item_id": "x1", "answer": "A", "batch": "b"}\n{"item_id": "x\xff2"}\n')
+    judgments = tmp_path / "judgments.csv"
+    judgments.write_text("item_id,worker,label\nx1,w1,A\nx1,w2\n")
+    truth = tmp_path / "truth.csv"
+    truth.write_text("item_id,keep\nx1,maybe\n")
+    with pytest.raises(ReplayInputError) as err:
+        read_replay_files(items=items, judgments=judgments, truth=truth)
+    assert err.value.errors == [
+        f"{items}:2: line: not valid UTF-8 (byte 0xff)",
+        f"{judgments}:3: row: expected 3 fields, got 2",
+        f"{truth}:2: keep: 'maybe' is not 0 or 1",
+    ]
+    judgments.write_bytes(b"item_id,worker,label\nx1,w\xfe1,A\n")
+    with pytest.raises(ReplayInputError, match=r"judgments.csv:\d+: file: not valid UTF-8 \(byte 0xfe\)"):
+        read_replay_files(items=items, judgments=judgments)
+    judgments.write_text("item,worker,label\n")
+    with pytest.raises(ReplayInputError, match=r"judgments.csv:1: header: missing column\(s\) item_id"):
+        read_replay_files(items=items, judgments=judgments)
