@@ -16,6 +16,7 @@ COPY --from=assets /app/node_modules/swagger-ui-dist node_modules/swagger-ui-dis
 COPY . .
 # collectstatic needs no database; the secret here exists only for this build step.
 RUN SECRET_KEY=build-only-collectstatic-key-0123456789-abcdefghijklmnopqrstuvwxyz \
+    DIALTOM_SHUFFLE_SECRET=build-only-collectstatic-shuffle-secret-0123 \
     ALLOWED_HOSTS=build python manage.py collectstatic --no-input \
  && useradd --create-home --uid 1000 studio && mkdir -p /app/media && chown studio /app/media
 USER studio

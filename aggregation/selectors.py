@@ -9,10 +9,12 @@ from __future__ import annotations
 import hashlib
 
 import pandas as pd
+from django.conf import settings
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
-from annotation.models import Item, Variant
+from annotation.models import Item
 from verification.models import Judgment
+from verification.queue import offers_nota
 
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus
 
@@ -24,10 +26,11 @@ ITEM_COLUMNS = ["id", "item_id", "answer", "task", "attribute", "variant", "is_g
 def batch_judgments_frame(*, batch_id: int) -> pd.DataFrame:
     """`task` (item pk), `worker` (verifier pk), `label` of a batch's usable judgments, sorted.
 
-    Judgments of verifiers excluded from aggregation are left out.
+    Judgments of verifiers excluded from aggregation are left out, and so are exposed ones
+    when the setting says so (`usable_judgments`).
     """
     rows = (
-        Judgment.objects.filter(item__batch_id=batch_id, verifier__excluded_from_aggregation=False)
+        usable_judgments().filter(item__batch_id=batch_id)
         .order_by()
         .values_list("item_id", "verifier_id", "label")
     )
@@ -44,12 +47,22 @@ def batch_items_frame(*, batch_id: int) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=ITEM_COLUMNS)
 
 
-def categories_for(*, variants) -> list[str]:
-    """The answer choices the form offers: A–D, NOTA where shown (counterfactual items), NONE, MULTIPLE."""
+def categories_for(*, kinds) -> list[str]:
+    """The answer choices the form offers items of these (task, variant) kinds: A–D, NOTA where
+    shown (`verification.queue.offers_nota`: every prospective item), NONE, MULTIPLE."""
     cats = list(BASE_CATEGORIES[:4])
-    if Variant.COUNTERFACTUAL in set(variants):
+    if any(offers_nota(task=task, variant=variant) for task, variant in set(kinds)):
         cats.append(NOTA)
     return cats + list(BASE_CATEGORIES[4:])
+
+
+def usable_judgments() -> QuerySet[Judgment]:
+    """The judgments aggregation reads: not those of excluded verifiers, nor (with
+    `DIALTOM_EXPOSED_JUDGMENTS = "exclude"`) those whose verifier had seen a related item."""
+    qs = Judgment.objects.filter(verifier__excluded_from_aggregation=False)
+    if settings.DIALTOM_EXPOSED_JUDGMENTS == "exclude":
+        qs = qs.filter(exposed=False)
+    return qs
 
 
 def batch_ids_audited() -> list[int]:
@@ -181,16 +194,14 @@ def agreement_by_task_domain(*, batch_ids: list[int] | None = None) -> list[dict
     if batch_ids is None:
         batch_ids = list(current_batch_results().values_list("batch_id", flat=True))
     rows = (
-        Judgment.objects.filter(
-            item__batch_id__in=batch_ids, item__is_gold=False, verifier__excluded_from_aggregation=False
-        )
+        usable_judgments().filter(item__batch_id__in=batch_ids, item__is_gold=False)
         .order_by()
         .values_list("item_id", "label", "item__task", "item__context__domain_id", "item__variant")
     )
     frame = pd.DataFrame.from_records(list(rows), columns=["task", "label", "kind", "domain", "variant"])
     out = []
     for (kind, domain), group in frame.groupby(["kind", "domain"], sort=True):
-        categories = categories_for(variants=group["variant"].unique())
+        categories = categories_for(kinds=[(kind, variant) for variant in group["variant"].unique()])
         subjects = pd.Index(sorted(group["task"].unique()))
         r = pd.Categorical(group["task"], categories=subjects).codes
         c = pd.Categorical(group["label"], categories=categories).codes

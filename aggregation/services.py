@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from annotation.models import Batch
+from annotation.models import Batch, Task, Variant
 
 from dialtom_site import jobs
 
@@ -51,6 +51,7 @@ def aggregation_settings() -> dict:
         "confidence_level": 0.95,
         "input_order": "task, worker",
         "excluded_verifiers": "judgments dropped",
+        "exposed_judgments": settings.DIALTOM_EXPOSED_JUDGMENTS,
         "gold_items": "fitted and scored (gold accuracy), never retained",
     }
 
@@ -164,24 +165,24 @@ def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
     # Agreement over the benchmark's (non-gold) items, per batch and per task × domain.
     # Categories are those the form offers; NOTA only where counterfactual items show it.
     benchmark = items[~items["is_gold"]]
-    all_categories = selectors.categories_for(variants=["counterfactual"])
+    all_categories = selectors.categories_for(kinds=[(Task.PROSPECTIVE, Variant.COUNTERFACTUAL)])
     counts = _category_counts(frame, subjects=benchmark.index, categories=all_categories)
     nota = all_categories.index("NOTA")
 
-    def counts_for(mask: np.ndarray, variants) -> tuple[np.ndarray, list[str]]:
-        cats = selectors.categories_for(variants=variants)
+    def counts_for(mask: np.ndarray, kinds) -> tuple[np.ndarray, list[str]]:
+        cats = selectors.categories_for(kinds=kinds)
         sub = counts[mask]
         return (sub, cats) if "NOTA" in cats else (np.delete(sub, nota, axis=1), cats)
 
-    batch_counts, batch_categories = counts_for(np.ones(len(benchmark), dtype=bool), benchmark["variant"])
+    kinds = list(zip(benchmark["task"], benchmark["variant"]))
+    batch_counts, batch_categories = counts_for(np.ones(len(benchmark), dtype=bool), kinds)
     batch_agreement = agreement_summary(batch_counts)
     by_group = {}
     retained_flags = benchmark["retained"].to_numpy()
     group_keys = (benchmark["task"] + ":" + benchmark["domain"]).to_numpy()
-    variants = benchmark["variant"].to_numpy()
     for key in sorted(set(group_keys)):
         mask = group_keys == key
-        group_counts, _ = counts_for(mask, variants[mask])
+        group_counts, _ = counts_for(mask, [kind for kind, inside in zip(kinds, mask) if inside])
         by_group[key] = {
             "items": int(mask.sum()),
             "judgments": int(group_counts.sum()),

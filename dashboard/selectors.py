@@ -17,6 +17,7 @@ from annotation.models import Batch, Item, Task
 from releases.selectors import pairs_q
 from releases.selectors import current_batch_results, current_batch_runs, current_item_results, retention_counts
 from verification.models import AdaptiveOverlap, Claim, ClaimStatus, Judgment, Label, QueueSlot
+from verification.queue import batch_staffing
 
 
 class Median(Aggregate):
@@ -193,6 +194,27 @@ def adaptive_overlap_by_batch() -> list[dict]:
             "settled": a.settled,
             "max_risk": a.policy.get("max_risk"),
         })
+    return rows
+
+
+def staffing_by_batch() -> list[dict]:
+    """Per batch: the verifiers the context rule needs and its pools hold, and how many
+    judgments came from a verifier who had seen a related item (the least-exposure
+    fallback of a short batch). 4 queries."""
+    batches = list(Batch.objects.order_by("name").values_list("pk", "name"))
+    staffing = batch_staffing(batch_ids=[pk for pk, _ in batches])
+    counts = {
+        r["batch_id"]: r
+        for r in Judgment.objects.filter(batch_id__in=[pk for pk, _ in batches])
+        .values("batch_id")
+        .order_by("batch_id")
+        .annotate(n=Count("id"), exposed=Count("id", filter=Q(exposed=True)))
+    }
+    rows = []
+    for pk, name in batches:
+        n = counts.get(pk, {"n": 0, "exposed": 0})
+        rows.append({"batch": name, **staffing[pk].as_dict(), "judgments": n["n"], "exposed": n["exposed"],
+                     "exposed_share": _ratio(n["exposed"], n["n"])})
     return rows
 
 

@@ -36,6 +36,7 @@ def section_context(name: str) -> dict:
             "progress": selectors.progress_by_batch(),
             "throughput": selectors.throughput_by_day(),
             "adaptive": selectors.adaptive_overlap_by_batch(),
+            "staffing": selectors.staffing_by_batch(),
         }
     if name == "agreement":
         return {"agreement": selectors.agreement_overview()}

@@ -108,10 +108,12 @@ def release_result_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Ite
 
 def release_judgment_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[tuple]:
     """(item_id, verifier pk, label, seconds) of every judgment the current runs fitted: the
-    batches' judgments by verifiers not excluded from aggregation, gold items included (they
-    are fitted too), by item_id then verifier (streamed)."""
+    batches' usable judgments (`aggregation.selectors.usable_judgments`), gold items included
+    (they are fitted too), by item_id then verifier (streamed)."""
+    from aggregation.selectors import usable_judgments
+
     return (
-        Judgment.objects.filter(item__batch_id__in=list(pairs), verifier__excluded_from_aggregation=False)
+        usable_judgments().filter(item__batch_id__in=list(pairs))
         .order_by("item__item_id", "verifier_id")
         .values_list("item__item_id", "verifier_id", "label", "seconds_spent")
         .iterator(chunk_size=chunk_size)

@@ -10,6 +10,7 @@ from django.urls import reverse
 def _load_production(monkeypatch, **env):
     for key in ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"):
         monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("DIALTOM_SHUFFLE_SECRET", "a-shuffle-secret-of-32-characters-or-more")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     sys.modules.pop("dialtom_site.settings.production", None)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from aggregation.overlap import OverlapPolicy, batch_round, policy_from_settings
+from aggregation.selectors import usable_judgments
 from annotation.models import Batch, Item
 
 from .models import AdaptiveOverlap, Claim, ClaimStatus, Judgment, QueueSlot
@@ -128,7 +129,8 @@ def _batch_policy_input(*, batch_id: int):
     import pandas as pd
 
     rows = list(
-        Judgment.objects.filter(batch_id=batch_id, verifier__excluded_from_aggregation=False)
+        usable_judgments()  # what Dawid–Skene fits: no excluded verifiers, no exposed judgments (by the setting)
+        .filter(batch_id=batch_id)
         .order_by()
         .values_list("item__item_id", "verifier__username", "label")
     )

@@ -10,6 +10,7 @@ from annotation.models import Batch, BatchStatus
 
 from . import selectors, services
 from .models import Judgment
+from .queue import Staffing, batch_staffing
 
 
 def error_response(exc: services.VerificationError) -> Response:
@@ -33,10 +34,9 @@ class OptionSerializer(serializers.Serializer):
 class ItemViewSerializer(serializers.Serializer):
     claim = serializers.UUIDField()
     batch = serializers.CharField()
-    item_id = serializers.CharField()
     task = serializers.CharField()
     domain = serializers.CharField()
-    attribute = serializers.CharField(allow_blank=True)
+    attribute = serializers.CharField(allow_blank=True, help_text="retrospective items only")
     question = serializers.CharField()
     options = OptionSerializer(many=True, help_text="in the order shown to you; answer with these letters")
     choices = serializers.ListField(child=serializers.CharField())
@@ -61,7 +61,7 @@ class JudgmentInSerializer(JudgmentChangeSerializer):
 
 class JudgmentOutSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    item_id = serializers.CharField()
+    claim = serializers.CharField(allow_blank=True, help_text="the claim it answered (the only reference to its item)")
     choice = serializers.CharField(help_text="as displayed to you")
     implausible = serializers.ListField(child=serializers.CharField())
     comment = serializers.CharField(allow_blank=True)
@@ -181,9 +181,26 @@ class BatchOutSerializer(serializers.Serializer):
     def get_adaptive_overlap(self, batch) -> dict | None:
         adaptive = getattr(batch, "adaptive_overlap", None)
         return None if adaptive is None else adaptive.policy
+    verifiers_needed = serializers.SerializerMethodField(help_text="different verifiers the context rule needs")
+    verifiers_available = serializers.SerializerMethodField(help_text="verifiers in the batch's pools")
+    short = serializers.SerializerMethodField(help_text="needs more than its pools hold: least-exposure fallback")
 
     def get_pools(self, batch) -> list[str]:
         return sorted(batch.pools.values_list("name", flat=True))
+
+    def _staffing(self, batch) -> Staffing:
+        if getattr(self, "_staffing_of", (None, None))[0] != batch.pk:
+            self._staffing_of = (batch.pk, batch_staffing(batch_ids=[batch.pk])[batch.pk])
+        return self._staffing_of[1]
+
+    def get_verifiers_needed(self, batch) -> int:
+        return self._staffing(batch).needed
+
+    def get_verifiers_available(self, batch) -> int:
+        return self._staffing(batch).available
+
+    def get_short(self, batch) -> bool:
+        return self._staffing(batch).short
 
 
 class BatchStatusView(APIView):

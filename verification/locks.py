@@ -1,8 +1,11 @@
 """Row locks of the verification queue, always taken in one fixed order.
 
 Order: the verifier's user row -> claims -> queue slots. `item_claim_next` is the one
-path that locks a slot before touching claims, and it only ever *skips* locked rows
-(`SKIP LOCKED`) and inserts claims, so it never waits behind another transaction.
+path that locks a slot before touching claims, and it only ever inserts claims. It takes
+a single slot with `SKIP LOCKED`; a context's retrospective group it takes by locking the
+context row first (`SKIP LOCKED`: one claimer per group at a time) and then the group's
+slots in item order, waiting only behind the short updates of answers, skips and expiries,
+which lock slots in the same ascending order.
 """
 from django.db.models import QuerySet
 
@@ -26,3 +29,8 @@ def open_slots_for_update() -> QuerySet[QueueSlot]:
 
 def judgments_for_update() -> QuerySet[Judgment]:
     return Judgment.objects.select_for_update(of=("self",))
+
+
+def group_slots_for_update() -> QuerySet[QueueSlot]:
+    """A context's retrospective slots, locked in item order (after the context row)."""
+    return QueueSlot.objects.select_for_update(of=("self",)).order_by("item_id")

@@ -48,6 +48,9 @@ class Claim(models.Model):
     expires_at = models.DateTimeField()
     is_gold = models.BooleanField(default=False, help_text="served as an attention check")
     skip_reason = models.CharField(max_length=10, choices=SkipReason.choices, blank=True, help_text="why it was skipped")
+    exposed = models.BooleanField(
+        default=False, help_text="the verifier had already seen a related item of the context (least-exposure fallback)"
+    )
 
     class Meta:
         ordering = ["claimed_at"]
@@ -74,6 +77,10 @@ class Judgment(models.Model):
     seconds_spent = models.FloatField(null=True, blank=True)
     idempotency_key = models.UUIDField(unique=True, default=uuid.uuid4)
     source = models.CharField(max_length=10, default="form", help_text="form, api or import")
+    exposed = models.BooleanField(
+        default=False,
+        help_text="its verifier had already seen a related item of the context (see DIALTOM_EXPOSED_JUDGMENTS)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -106,13 +113,16 @@ class QueueSlot(models.Model):
     priority = models.FloatField(
         default=0.0, help_text="adaptive overlap: chance one more judgment flips the retention decision (served first)"
     )
+    position = models.BigIntegerField(default=0, help_text="where the item stands in the queue, drawn from a secret")
 
     class Meta:
         ordering = ["batch", "item"]
         constraints = [
             models.CheckConstraint(condition=Q(taken__lte=models.F("needed")), name="queue_slot_taken_within_needed"),
         ]
-        indexes = [models.Index(fields=["batch", "is_gold", "item"], condition=Q(taken__lt=models.F("needed")), name="queue_slot_open")]
+        indexes = [
+            models.Index(fields=["batch", "is_gold", "position"], condition=Q(taken__lt=models.F("needed")), name="queue_slot_open")
+        ]
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.taken}/{self.needed}"

@@ -3,13 +3,14 @@ other verifiers' judgments or any aggregate: `item_view_for` is the one place th
 an item into what the verifier is shown."""
 from __future__ import annotations
 
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Role, User
 from annotation.dialtom import continuation_turns
-from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Speaker, Task, Variant
+from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Speaker, Task
 
+from . import queue
 from .models import Claim, ClaimStatus, Judgment, QueueSlot
 
 
@@ -32,7 +33,13 @@ def queue_progress_for(*, verifier: User, batch: Batch) -> dict:
 
 
 def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
-    """Progress in several batches with a fixed number of queries (no N+1 on the batch list)."""
+    """Progress in several batches with a fixed number of queries (no N+1 on the batch list).
+
+    assigned = done + held + what the queue (`queue.py`) would still hand this verifier: the
+    open regular items the context rule allows, plus the gold items the batch's rate will mix
+    in. Gold items are counted from the start, so claiming or answering one moves the counts
+    exactly as a regular item does.
+    """
     batches = list(batches)
     ids = [b.pk for b in batches]
     done = dict(
@@ -41,37 +48,44 @@ def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
     judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
     # live claims, and skipped items: they stay in the total (shown as skipped, restorable)
     # unless judged since
-    claims = {
+    served = {
         row["batch_id"]: row
-        for row in Claim.objects.filter(verifier=verifier, batch_id__in=ids)
+        for row in Claim.objects.filter(verifier=verifier, batch_id__in=ids, status__in=queue.SERVED)
         .values("batch_id")
+        .order_by()
         .annotate(
             live=Count("pk", filter=Q(status=ClaimStatus.ACTIVE, expires_at__gt=timezone.now())),
+            ordinary=Count("pk", filter=Q(is_gold=False)),
+            gold=Count("pk", filter=Q(is_gold=True)),
             skipped=Count("pk", filter=Q(status=ClaimStatus.SKIPPED) & ~Q(Exists(judged))),
         )
-        .order_by()
     }
-    mine = Claim.objects.filter(
-        item_id=OuterRef("item_id"),
-        verifier=verifier,
-        status__in=[ClaimStatus.ACTIVE, ClaimStatus.ANSWERED, ClaimStatus.SKIPPED],
-    )
-    open_now = dict(
-        # gold items are only mixed in, so they count once answered, not while open
-        QueueSlot.objects.filter(batch_id__in=ids, taken__lt=F("needed"), is_gold=False)
-        .exclude(Exists(mine))
-        .exclude(Exists(judged))
-        .values_list("batch_id")
-        .annotate(n=Count("pk"))
-    )
+    staffing = queue.batch_staffing(batch_ids=ids)
+    fallback = [pk for pk in ids if staffing[pk].short]
+    open_now: dict[tuple[int, bool], int] = {}
+    for batch_ids, exposure_allowed in ((set(ids) - set(fallback), False), (fallback, True)):
+        if batch_ids:
+            rows = (
+                queue.slots_open_to(verifier=verifier, batch_ids=batch_ids, exposure_allowed=exposure_allowed)
+                .values_list("batch_id", "is_gold")
+                .order_by()
+                .annotate(n=Count("pk"))
+            )
+            open_now.update({(batch_id, gold): n for batch_id, gold, n in rows})
     rows = []
     for batch in batches:
         n_done = done.get(batch.pk, 0)
-        n_skipped = claims.get(batch.pk, {}).get("skipped", 0)
-        assigned = (
-            n_done + n_skipped + claims.get(batch.pk, {}).get("live", 0)
-            + (open_now.get(batch.pk, 0) if batch.status != BatchStatus.CLOSED else 0)
-        )
+        mine = served.get(batch.pk, {"live": 0, "ordinary": 0, "gold": 0, "skipped": 0})
+        n_skipped = mine["skipped"]
+        ahead = 0
+        if batch.status != BatchStatus.CLOSED:
+            ordinary = open_now.get((batch.pk, False), 0)
+            gold_open = open_now.get((batch.pk, True), 0)
+            planned = queue.gold_planned(
+                ordinary=mine["ordinary"] + ordinary, rate=batch.gold_rate, available=mine["gold"] + gold_open
+            )
+            ahead = ordinary + max(0, planned - mine["gold"])
+        assigned = n_done + n_skipped + mine["live"] + ahead
         rows.append(
             {
                 "batch": batch.name,
@@ -112,22 +126,25 @@ def _options_as_shown(*, item, display_order: str) -> list[dict]:
         for option in options:
             option["turns"] = [{"speaker": domain.role_name(t["speaker"]) if t["speaker"] else "", "text": t["text"]}
                                for t in continuation_turns(option["text"], domain)]
-    if item.variant == Variant.COUNTERFACTUAL:
+    if queue.offers_nota(task=item.task, variant=item.variant):
         options.append({"letter": NOTA, "text": "None of the above"})
     return options
 
 
 def item_view_for(*, claim: Claim) -> dict:
-    """The item as this verifier sees it (shuffled options; no answer key, no metadata)."""
+    """The item as this verifier sees it (shuffled options; no answer key, no metadata).
+
+    Its only reference is the claim's UUID: no item id, variant or (on a prospective item)
+    attribute, which would tell a counterfactual or an easy item from a regular one.
+    """
     item = claim.item
     domain = item.context.domain
     view = {
         "claim": str(claim.pk),
         "batch": claim.batch.name,
-        "item_id": item.item_id,
         "task": item.task,
         "domain": domain.code,
-        "attribute": item.attribute,
+        "attribute": item.attribute if item.task == Task.RETROSPECTIVE else "",
         "question": item.question,
         "options": _options_as_shown(item=item, display_order=claim.display_order),
         "choices": [o["letter"] for o in _options_as_shown(item=item, display_order=claim.display_order)]
@@ -151,7 +168,7 @@ def judgment_view_for(*, judgment: Judgment) -> dict:
     shown_marks = sorted(OPTION_LETTERS[order.index(letter)] for letter in judgment.implausible if letter in order)
     return {
         "id": judgment.pk,
-        "item_id": judgment.item.item_id,
+        "claim": str(judgment.claim_id) if judgment.claim_id else "",
         "choice": judgment.displayed_label or judgment.label,
         "implausible": shown_marks,
         "comment": judgment.comment,

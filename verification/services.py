@@ -7,7 +7,6 @@ Locks are taken through `locks.py`, in its fixed order.
 from __future__ import annotations
 
 import logging
-import random
 import time
 import uuid
 from collections import Counter
@@ -17,15 +16,17 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, F, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Pool, User
-from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Variant
+from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Context, Item, Task
 
-from .locks import claims_for_update, judgments_for_update, open_slots_for_update, verifier_for_update
+from . import queue
+from .locks import claims_for_update, group_slots_for_update, judgments_for_update, open_slots_for_update, verifier_for_update
 from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot, SkipReason
+from .queue import display_order_for  # noqa: F401 (re-exported: the order a claim shows)
 
 logger = logging.getLogger(__name__)
 
@@ -48,31 +49,22 @@ class VerificationError(Exception):
 # --- helpers ------------------------------------------------------------------------
 
 
-def display_order_for(*, verifier_id: int, item_pk: int) -> str:
-    """The order the options are shown to one verifier: seeded, reproducible, per verifier×item."""
-    letters = list(OPTION_LETTERS)
-    random.Random(f"{settings.DIALTOM_SEED}:{verifier_id}:{item_pk}").shuffle(letters)
-    return "".join(letters)
-
-
-def choice_to_label(*, display_order: str, variant: str, choice: str) -> tuple[str, str]:
+def choice_to_label(*, display_order: str, item: Item, choice: str) -> tuple[str, str]:
     """Map what the verifier picked (a displayed letter, NOTA, NONE or MULTIPLE) to original letters.
 
     Returns (label in the original order, the choice as displayed).
     """
     value = (choice or "").strip().upper()
+    nota = queue.offers_nota(task=item.task, variant=item.variant)
     if value in VERDICTS:
         return value, value
     if value == NOTA:
-        if variant != Variant.COUNTERFACTUAL:
-            raise VerificationError("NOTA is only offered on counterfactual items", field="choice")
+        if not nota:
+            raise VerificationError("NOTA is only offered on prospective items", field="choice")
         return NOTA, NOTA
     if value in OPTION_LETTERS:
         return display_order[OPTION_LETTERS.index(value)], value
-    raise VerificationError(
-        f"choice must be one of A, B, C, D, NONE, MULTIPLE{', NOTA' if variant == Variant.COUNTERFACTUAL else ''}",
-        field="choice",
-    )
+    raise VerificationError(f"choice must be one of A, B, C, D, NONE, MULTIPLE{', NOTA' if nota else ''}", field="choice")
 
 
 def implausible_to_original(*, display_order: str, marks: Iterable[str]) -> list[str]:
@@ -126,7 +118,7 @@ def _check_open(*, batch: Batch) -> None:
 def batch_queue_sync(*, batch: Batch) -> int:
     """Create the queue slots of the batch's items that have none yet; returns how many."""
     missing = Item.objects.filter(batch=batch, queue_slot__isnull=True).annotate(n=Count("judgments")).values_list(
-        "pk", "is_gold", "n"
+        "pk", "item_id", "is_gold", "n"
     )
     rows = [
         QueueSlot(
@@ -135,8 +127,9 @@ def batch_queue_sync(*, batch: Batch) -> int:
             needed=GOLD_NEEDED if gold else max(batch.overlap, n),
             taken=n,
             is_gold=gold,
+            position=queue.queue_position_for(item_id=item_id),
         )
-        for pk, gold, n in missing
+        for pk, item_id, gold, n in missing
     ]
     QueueSlot.objects.bulk_create(rows, ignore_conflicts=True)
     return len(rows)
@@ -165,77 +158,119 @@ def _slots_release(counts: Counter) -> None:
 def _gold_due(*, verifier: User, batch: Batch) -> bool:
     if batch.gold_rate <= 0:
         return False
-    counts = Claim.objects.filter(
-        verifier=verifier, batch=batch, status__in=[ClaimStatus.ACTIVE, ClaimStatus.ANSWERED]
-    ).aggregate(total=Count("pk"), gold=Count("pk", filter=Q(is_gold=True)))
-    return counts["gold"] < batch.gold_rate * (counts["total"] + 1)
-
-
-def open_slots_for(*, verifier: User, batch: Batch, gold: bool | None = False):
-    """Slots of the batch that still need judgments and that this verifier has not seen through."""
-    mine = Claim.objects.filter(
-        item_id=OuterRef("item_id"),
-        verifier=verifier,
-        status__in=[ClaimStatus.ACTIVE, ClaimStatus.ANSWERED, ClaimStatus.SKIPPED],
+    counts = Claim.objects.filter(verifier=verifier, batch=batch, status__in=queue.SERVED).aggregate(
+        total=Count("pk"), gold=Count("pk", filter=Q(is_gold=True))
     )
-    judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
-    qs = QueueSlot.objects.filter(batch=batch, taken__lt=F("needed")).exclude(Exists(mine)).exclude(Exists(judged))
-    if gold is not None:
-        qs = qs.filter(is_gold=gold)
-    return qs
+    return queue.gold_due(served=counts["total"], gold_served=counts["gold"], rate=batch.gold_rate)
 
 
-def _slot_pick(*, verifier: User, batch: Batch, gold: bool) -> QueueSlot | None:
-    pks = open_slots_for(verifier=verifier, batch=batch, gold=gold).values("pk")
-    return (
-        open_slots_for_update()
-        .filter(pk__in=pks, taken__lt=F("needed"))
+# How many candidates one look at the queue fetches, and how often the claim looks again when
+# every candidate was being claimed by someone else at that very moment (they commit in ms).
+CANDIDATES = 8
+ROUNDS = 20
+
+
+def _candidates(*, verifier: User, batch: Batch, gold: bool, exposure_allowed: bool, passed: set[int]) -> list[QueueSlot]:
+    """The next open slots in queue order (not locked: the claim locks what it takes)."""
+    return list(
+        queue.slots_open_to(verifier=verifier, batch_ids=[batch.pk], exposure_allowed=exposure_allowed)
+        .filter(is_gold=gold)
+        .exclude(item__context_id__in=passed)
         .select_related("item", "item__context__domain")
-        .order_by("-priority", "item_id")  # adaptive overlap: the most informative judgment first
-        .first()
+        .order_by(*queue.queue_order(exposure_allowed=exposure_allowed))[:CANDIDATES]
     )
 
 
-def _slot_pick_mixed(*, verifier: User, batch: Batch) -> QueueSlot | None:
-    slot = None
-    if _gold_due(verifier=verifier, batch=batch):
-        slot = _slot_pick(verifier=verifier, batch=batch, gold=True)
-    if slot is None:
-        slot = _slot_pick(verifier=verifier, batch=batch, gold=False)
-    return slot
+def _slots_take(*, verifier: User, batch: Batch, candidate: QueueSlot, exposure_allowed: bool) -> list[QueueSlot]:
+    """Lock what claiming `candidate` takes: itself, or, for a retrospective item, every open
+    retrospective item of its context (read the dialogue once, answer them in a row).
+
+    The context row is the mutex of its retrospective group (`SKIP LOCKED`: another verifier
+    taking the same group now means move on); the group's slots are then locked in item
+    order and `taken < needed` is re-checked on each locked row, so no item passes k.
+    Returns [] when someone else holds it.
+    """
+    item = candidate.item
+    if item.task != Task.RETROSPECTIVE:
+        slot = open_slots_for_update().filter(pk=candidate.pk, taken__lt=F("needed")).first()
+        if slot is None:
+            return []
+        slot.item, slot.exposed = item, candidate.exposed
+        return [slot]
+    context = Context.objects.select_for_update(skip_locked=True, no_key=True).filter(pk=item.context_id).order_by()
+    if not context.values_list("pk", flat=True)[:1]:
+        return []
+    pks = (
+        queue.slots_open_to(verifier=verifier, batch_ids=[batch.pk], exposure_allowed=exposure_allowed)
+        .filter(item__context_id=item.context_id, item__task=Task.RETROSPECTIVE)
+        .values("pk")
+    )
+    group = list(group_slots_for_update().filter(pk__in=pks, taken__lt=F("needed")).select_related("item", "item__context__domain"))
+    for slot in group:
+        slot.exposed = candidate.exposed
+    return group
+
+
+def _slots_pick(*, verifier: User, batch: Batch, exposure_allowed: bool) -> list[QueueSlot]:
+    """Lock the slots of the verifier's next claim: gold first when one is due, then the queue's order."""
+    kinds = (True, False) if _gold_due(verifier=verifier, batch=batch) else (False,)
+    for _ in range(ROUNDS):
+        contended = False
+        for gold in kinds:
+            passed: set[int] = set()
+            while candidates := _candidates(
+                verifier=verifier, batch=batch, gold=gold, exposure_allowed=exposure_allowed, passed=passed
+            ):
+                for candidate in candidates:
+                    if candidate.item.context_id in passed:
+                        continue
+                    taken = _slots_take(verifier=verifier, batch=batch, candidate=candidate, exposure_allowed=exposure_allowed)
+                    if taken:
+                        return taken
+                    passed.add(candidate.item.context_id)
+                    contended = True
+        if not contended:
+            return []
+        time.sleep(0.005)  # every open slot was being claimed right now: look again
+    return []
+
+
+def _exposure_allowed(*, batch: Batch) -> bool:
+    """The least-exposure fallback is on while the batch needs more verifiers than its pools hold."""
+    return queue.batch_staffing(batch_ids=[batch.pk])[batch.pk].short
 
 
 # --- claims and judgments ----------------------------------------------------------------
 
 
+def _live_claim(*, verifier: User, batch: Batch, now: datetime) -> Claim | None:
+    return (
+        Claim.objects.filter(verifier=verifier, batch=batch, status=ClaimStatus.ACTIVE, expires_at__gt=now)
+        .select_related("item", "item__context__domain", "batch")
+        .order_by("expires_at", "claimed_at")
+        .first()
+    )
+
+
 @transaction.atomic
 def item_claim_next(*, verifier: User, batch: Batch) -> Claim | None:
     """The verifier's next item of the batch: its live claim, or a new claim on an item that
-    still needs judgments and that this verifier has not judged. None when nothing is left.
+    still needs judgments and that the queue's rules (`queue.py`) allow. None when nothing is left.
 
-    SKIP LOCKED on the queue slots lets many verifiers claim at once without waiting on each
-    other, and `taken < needed` is re-checked on the locked row, so no item passes k.
+    A retrospective item comes with the other open retrospective items of its context: all
+    are claimed at once, with leases one after the other, and served in a row. SKIP LOCKED
+    lets many verifiers claim at once without waiting on each other, and `taken < needed`
+    is re-checked on each locked row, so no item passes k.
     """
     _check_can_work(verifier=verifier, batch=batch)
     verifier_for_update(verifier_id=verifier.pk)
     now = timezone.now()
-    live = (
-        Claim.objects.filter(verifier=verifier, batch=batch, status=ClaimStatus.ACTIVE, expires_at__gt=now)
-        .select_related("item", "item__context__domain", "batch")
-        .first()
-    )
+    live = _live_claim(verifier=verifier, batch=batch, now=now)
     if live is not None and batch.status != BatchStatus.CLOSED:
-        return live  # a paused batch still lets a verifier finish the item in hand
+        return live  # a paused batch still lets a verifier finish the items in hand
     _check_open(batch=batch)
-    slot = _slot_pick_mixed(verifier=verifier, batch=batch)
-    for _ in range(20):
-        # Open slots all locked by verifiers claiming right now: they commit in milliseconds,
-        # and one of those slots may still have room for this verifier. Look again.
-        if slot is not None or not open_slots_for(verifier=verifier, batch=batch, gold=False).exists():
-            break
-        time.sleep(0.005)
-        slot = _slot_pick_mixed(verifier=verifier, batch=batch)
-    if slot is None:
+    slots = _slots_pick(verifier=verifier, batch=batch, exposure_allowed=False)
+    if not slots:
         # Only when the queue looks empty: return lapsed leases to the pool and create the
         # slots of items added since, then look again. Keeps the common path short.
         expired = claims_expire(batch=batch, now=now)
@@ -243,19 +278,30 @@ def item_claim_next(*, verifier: User, batch: Batch) -> Claim | None:
         if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists():
             created = batch_queue_sync(batch=batch)
         if expired or created:
-            slot = _slot_pick_mixed(verifier=verifier, batch=batch)
-    if slot is None:
+            slots = _slots_pick(verifier=verifier, batch=batch, exposure_allowed=False)
+    if not slots and _exposure_allowed(batch=batch):
+        slots = _slots_pick(verifier=verifier, batch=batch, exposure_allowed=True)
+    if not slots:
         return None
-    QueueSlot.objects.filter(pk=slot.pk).update(taken=F("taken") + 1)
-    claim = Claim.objects.create(
-        item_id=slot.item_id,
-        verifier=verifier,
-        batch=batch,
-        display_order=display_order_for(verifier_id=verifier.pk, item_pk=slot.item_id),
-        expires_at=now + timedelta(minutes=batch.lease_minutes),
-        is_gold=slot.is_gold,
+    QueueSlot.objects.filter(pk__in=[slot.pk for slot in slots]).update(taken=F("taken") + 1)
+    lease = timedelta(minutes=batch.lease_minutes)
+    claims = Claim.objects.bulk_create(
+        [
+            Claim(
+                item_id=slot.item_id,
+                verifier=verifier,
+                batch=batch,
+                display_order=display_order_for(verifier_id=verifier.pk, item_pk=slot.item_id),
+                claimed_at=now,
+                expires_at=now + lease * (n + 1),  # one lease each, answered in a row
+                is_gold=slot.is_gold,
+                exposed=slot.exposed,
+            )
+            for n, slot in enumerate(slots)
+        ]
     )
-    claim.item = slot.item  # fetched with its context and domain by the pick
+    claim = claims[0]
+    claim.item = slots[0].item  # fetched with its context and domain by the pick
     return claim
 
 
@@ -339,7 +385,7 @@ def judgment_submit(
         return Submission(previous, False)
     if claim.batch.status == BatchStatus.CLOSED:
         raise VerificationError(f"batch {claim.batch.name} is closed", code="batch_closed", status=409)
-    label, displayed = choice_to_label(display_order=claim.display_order, variant=claim.item.variant, choice=choice)
+    label, displayed = choice_to_label(display_order=claim.display_order, item=claim.item, choice=choice)
     marks = implausible_to_original(display_order=claim.display_order, marks=implausible)
     if claim.status != ClaimStatus.ACTIVE:
         # The lease ran out (or the item was skipped): answer anyway if the item still needs it.
@@ -363,6 +409,7 @@ def judgment_submit(
                 seconds_spent=round(max(0.0, (now - claim.claimed_at).total_seconds()), 3),
                 idempotency_key=key,
                 source=source,
+                exposed=claim.exposed,
             )
     except IntegrityError:
         same = Judgment.objects.filter(idempotency_key=key, verifier=verifier).first()
@@ -391,7 +438,7 @@ def judgment_change(
         raise VerificationError(f"batch {judgment.batch.name} is closed", code="batch_closed", status=409)
     order = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS)
     judgment.label, judgment.displayed_label = choice_to_label(
-        display_order=order, variant=judgment.item.variant, choice=choice
+        display_order=order, item=judgment.item, choice=choice
     )
     judgment.implausible = implausible_to_original(display_order=order, marks=implausible)
     judgment.comment = (comment or "").strip()[:5000]

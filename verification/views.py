@@ -128,7 +128,7 @@ def claim_restore(request, batch_name, claim_id):
     except services.VerificationError as exc:
         notice = exc.message
     else:
-        notice = f"{claim.item.item_id} is back in your queue, after the item in hand."
+        notice = "The skipped item is back in your queue, after the item in hand."
     if request.htmx:
         return _render_audit(request, batch, notice=notice)
     messages.info(request, notice)
@@ -175,8 +175,8 @@ def judgment_edit(request, judgment_id):
             form.add_error(None, exc.message)
         else:
             if request.htmx:
-                return _render_audit(request, judgment.batch, notice=f"Answer to {judgment.item.item_id} changed.")
-            messages.success(request, f"Answer to {judgment.item.item_id} changed.")
+                return _render_audit(request, judgment.batch, notice="Answer changed.")
+            messages.success(request, "Answer changed.")
             return redirect("verification:audit", batch_name=judgment.batch.name)
     if judgment.claim is not None:
         view = selectors.item_view_for(claim=judgment.claim)

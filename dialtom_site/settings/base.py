@@ -237,6 +237,14 @@ DIALTOM_SEGMENT_MIN_WORDS = int(env("DIALTOM_SEGMENT_MIN_WORDS", "150"))
 DIALTOM_SEGMENT_MAX_WORDS = int(env("DIALTOM_SEGMENT_MAX_WORDS", "200"))
 # Seed used wherever an order is shuffled reproducibly (import_dialtom options, ...).
 DIALTOM_SEED = int(env("DIALTOM_SEED", "7"))
+# The secret the verification queue draws its orders from (option display order per verifier
+# × item, queue positions): never the public seed above. Unset, it is derived from SECRET_KEY
+# (verification.queue.shuffle_key); production refuses to start without a real one.
+DIALTOM_SHUFFLE_SECRET = env("DIALTOM_SHUFFLE_SECRET", "")
+# Judgments whose verifier had already seen a related item of the context (the queue's
+# least-exposure fallback, recorded on Judgment.exposed): "exclude" drops them from the
+# Dawid–Skene fit, "include" keeps them.
+DIALTOM_EXPOSED_JUDGMENTS = env("DIALTOM_EXPOSED_JUDGMENTS", "exclude")
 # Verification queue defaults (a batch may override them).
 DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
 DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))

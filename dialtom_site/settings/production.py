@@ -30,6 +30,14 @@ if _weak_secret:
         "SECRET_KEY must be set to a real secret in production (50+ characters, not the default)."
     )
 
+# The queue's display orders are drawn from this secret (a verifier who knew it could undo
+# the option shuffle): its own value, not the public seed nor a copy of SECRET_KEY.
+DIALTOM_SHUFFLE_SECRET = env("DIALTOM_SHUFFLE_SECRET", "")
+if len(DIALTOM_SHUFFLE_SECRET) < 32 or DIALTOM_SHUFFLE_SECRET == SECRET_KEY:
+    raise ImproperlyConfigured(
+        "DIALTOM_SHUFFLE_SECRET must be set in production (32+ characters, not the SECRET_KEY)."
+    )
+
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must name the hosts this site is served on.")

@@ -1,5 +1,5 @@
 // Keyboard shortcuts for the audit form (progressive enhancement: the form works without them).
-// 1–4 pick the option shown at that position, 5 "none of the above" (counterfactual items),
+// 1–4 pick the option shown at that position, 5 "none of the above" (prospective items),
 // N none is correct, M more than one is correct, Enter submits, S opens the skip reasons
 // (Enter then skips), Backspace undoes the answer just given (opens it to change it) for a
 // few seconds after it was saved. `?` lists them all (studio.js).

@@ -159,3 +159,18 @@ def test_adaptive_overlap_spent_vs_fixed_k_max_and_undecided(world, client, staf
     html = client.get(reverse("dashboard:fragment", args=["progress"])).content.decode()
     assert 'id="adaptive-table"' in html and '<td class="spent">1</td><td class="cost">8</td>' in html
     assert "0 (settled)" in html
+
+
+def test_staffing_shows_what_each_batch_needs_and_its_exposed_judgments(django_assert_num_queries):
+    from tests.verification.factories import context_with_items, open_batch, verifiers
+
+    people = verifiers(2)
+    batch = open_batch(name="short-b01", n_items=0, overlap=3, verifiers=people)
+    context_with_items(batch=batch, context_id="mi-s0001-w00")
+    item = batch.items.filter(task="retrospective").first()
+    JudgmentFactory(item=item, verifier=people[0], exposed=True)
+    JudgmentFactory(item=item, verifier=people[1])
+    with django_assert_num_queries(4):
+        rows = selectors.staffing_by_batch()
+    assert rows == [{"batch": "short-b01", "verifiers_needed": 12, "verifiers_available": 2, "short": True,
+                     "judgments": 2, "exposed": 1, "exposed_share": 0.5}]

@@ -9,7 +9,8 @@ from accounts.models import Pool
 from annotation.models import Batch
 from tests.factories import ContextFactory, ItemFactory, ProspectiveItemFactory, UserFactory
 from tests.verification.factories import ensure_domains
-from verification.models import Judgment
+from verification.models import Judgment, QueueSlot
+from verification.services import batch_queue_sync
 
 
 
@@ -28,7 +29,7 @@ def make_batch(verifier) -> Batch:
             {"speaker": "recipient", "text": "Honestly, I only came because my wife keeps bringing it up."},
         ],
     )
-    ItemFactory(
+    retrospective = ItemFactory(
         batch=batch, context=context, attribute="trust", answer="C",
         question="How much does the client trust the counselor at this point?",
         options=[
@@ -50,6 +51,9 @@ def make_batch(verifier) -> Batch:
             "I think my doctor is completely wrong and I'm leaving.",
         ],
     )
+    # the queue's order is drawn from a secret: put the retrospective item first for this walk-through
+    batch_queue_sync(batch=batch)
+    QueueSlot.objects.filter(pk=retrospective.pk).update(position=-1)
     return batch
 
 

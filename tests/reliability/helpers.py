@@ -57,6 +57,7 @@ def production_env(**extra: str) -> dict[str, str]:
     values = {
         "DJANGO_SETTINGS_MODULE": "dialtom_site.settings.production",
         "SECRET_KEY": GOOD_SECRET,
+        "DIALTOM_SHUFFLE_SECRET": "prod-like-shuffle-secret-Vb7Qm2Xw9Lk4Rt",
         "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver,studio.example.org",
         **extra,
     }

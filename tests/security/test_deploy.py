@@ -37,6 +37,7 @@ def test_check_deploy_fails_when_a_protection_is_turned_off():
     ({"DEBUG": "1"}, "DEBUG"),
     ({"SECRET_KEY": "short"}, "SECRET_KEY"),
     ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS"),
+    ({"DIALTOM_SHUFFLE_SECRET": ""}, "DIALTOM_SHUFFLE_SECRET"),
 ])
 def test_production_refuses_to_start_insecure(env, message):
     done = _check_deploy(**env)

@@ -36,3 +36,29 @@ def verifiers(n: int, prefix: str = "v"):
     return [UserFactory(username=f"{prefix}{i:02d}") for i in range(n)]
 
 
+
+
+ATTRIBUTES = ("belief", "desire", "intention", "emotion", "knowledge", "trust")
+
+
+def context_with_items(*, batch: Batch, context_id: str, profile_variants=("hard", "easy", "counterfactual"),
+                       profile_states=("trust",), profile_batch: Batch | None = None):
+    """A context as the authors shape it: six retrospective items (one per attribute) and its
+    profile-bearing items (prospective items, one per state in `profile_states`, each in the
+    `profile_variants`), whose profile repeats the retrospective answers.
+    Returns (retrospective items, profile-bearing items)."""
+    context = ContextFactory(context_id=context_id)
+    retrospective = [
+        ItemFactory(batch=batch, context=context, attribute=attribute,
+                    options=[f"{attribute} {letter} #{context.pk}" for letter in "ABCD"], answer="C")
+        for attribute in ATTRIBUTES
+    ]
+    profile = {attribute: f"{attribute} C #{context.pk}" for attribute in ATTRIBUTES}
+    bearing = [
+        ProspectiveItemFactory(batch=profile_batch or batch, context=context, variant=variant, profile=profile,
+                               attribute=state, item_id=f"{context_id}-prospective-{state}-{variant}",
+                               options=[f"continuation #{context.pk}", *(f"distractor {n}.{d} #{context.pk}" for d in (2, 3, 4))],
+                               answer="NOTA" if variant == "counterfactual" else "A")
+        for n, (state, variant) in enumerate((s, v) for s in profile_states for v in profile_variants)
+    ]
+    return retrospective, bearing

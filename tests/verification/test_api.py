@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import BatchStatus
-from tests.factories import ItemFactory, StaffFactory, api_for
+from tests.factories import ProspectiveItemFactory, StaffFactory, api_for
 from verification.models import Judgment
 
 from .factories import open_batch, verifiers
@@ -54,7 +54,7 @@ def test_bad_submissions_get_400_with_reasons(verifier):
 
 def test_counterfactual_items_offer_nota_as_a_fifth_choice(verifier):
     batch = open_batch(n_items=0, verifiers=[verifier])
-    ItemFactory(batch=batch, variant="counterfactual", answer="NOTA")
+    ProspectiveItemFactory(batch=batch, variant="counterfactual", answer="NOTA")
     api = api_for(verifier)
     body = api.get("/api/v1/next-item/", {"batch": batch.name}).json()
     assert [o["letter"] for o in body["options"]] == ["A", "B", "C", "D", "NOTA"]

@@ -23,7 +23,8 @@ def test_batch_open_pause_close_gold_and_expire_commands(verifier):
     item = ItemFactory(batch__name="mi-b07")
     result = run("batch_open", "mi-b07", "--overlap", "2", "--pool", "verifiers", "--json")
     assert result == {"batch": "mi-b07", "created": False, "status": "open", "overlap": 2, "lease_minutes": 20,
-                      "gold_rate": 0.0, "pools": ["verifiers"], "items": 1, "adaptive_overlap": None}
+                      "gold_rate": 0.0, "pools": ["verifiers"], "items": 1, "adaptive_overlap": None,
+                      "verifiers_needed": 2, "verifiers_available": 1, "short": True}
     assert QueueSlot.objects.get(pk=item.pk).needed == 2
     assert run("batch_pause", "mi-b07", "--json")["status"] == "paused"
     assert run("items_gold", item.item_id, "--json") == {"items": 1, "is_gold": True}

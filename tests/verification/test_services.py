@@ -5,7 +5,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import BatchStatus
+from annotation.models import BatchStatus, Item
 from tests.factories import StaffFactory
 from verification.models import Claim, ClaimStatus, Judgment, QueueSlot
 from verification.services import (
@@ -73,10 +73,12 @@ def test_display_order_is_seeded_per_verifier_and_item_and_answer_maps_back():
     result = submit(a, claim, choice=shown, implausible=["ABCD"[claim.display_order.index("A")]])
     assert result.judgment.label == "C" and result.judgment.displayed_label == shown
     assert result.judgment.implausible == ["A"]
-    assert choice_to_label(display_order="DCBA", variant="hard", choice="none") == ("NONE", "NONE")
+    retrospective, prospective = Item(task="retrospective", variant="hard"), Item(task="prospective", variant="hard")
+    assert choice_to_label(display_order="DCBA", item=retrospective, choice="none") == ("NONE", "NONE")
     with pytest.raises(VerificationError):
-        choice_to_label(display_order="DCBA", variant="hard", choice="NOTA")
-    assert choice_to_label(display_order="DCBA", variant="counterfactual", choice="NOTA") == ("NOTA", "NOTA")
+        choice_to_label(display_order="DCBA", item=retrospective, choice="NOTA")
+    # every prospective item offers NOTA, not only the counterfactual ones whose answer it is
+    assert choice_to_label(display_order="DCBA", item=prospective, choice="NOTA") == ("NOTA", "NOTA")
 
 
 def test_same_key_twice_leaves_one_judgment_and_a_second_answer_to_an_answered_claim_too():

@@ -1,4 +1,5 @@
 from verification.models import AdaptiveOverlap
+from verification.queue import batch_staffing
 from verification.services import batch_open
 
 from ._base import JsonCommand
@@ -33,6 +34,7 @@ class Command(JsonCommand):
             "gold_rate": batch.gold_rate,
             "pools": sorted(batch.pools.values_list("name", flat=True)),
             "items": batch.items.count(),
+            **batch_staffing(batch_ids=[batch.pk])[batch.pk].as_dict(),
         }
         return result
 
@@ -40,3 +42,12 @@ class Command(JsonCommand):
         policy = report["adaptive_overlap"]
         k = f"k={policy['k_min']}..{policy['k_max']} (adaptive)" if policy else f"k={report['overlap']}"
         yield f"batch {report['batch']} open to {', '.join(report['pools']) or 'no pool'}: {k}, {report['items']} items"
+        yield (
+            f"needs {report['verifiers_needed']} verifiers (per context: its retrospective items, and each"
+            f" profile-bearing item, go to different people); its pools hold {report['verifiers_available']}"
+        )
+        if report["short"]:
+            yield (
+                "SHORT of verifiers: once a verifier has nothing left under the context rule, the queue falls"
+                " back to least exposure and marks those judgments exposed"
+            )

@@ -1,0 +1,200 @@
+"""The audit queue's rules, in one place: which queue slots a verifier may be given, in what
+order, when a gold item is due, and what a batch needs of its pools.
+
+`services.item_claim_next` (the claim) and `selectors.queue_progress_for_batches` (the
+progress a verifier sees) both read their rules from here, so the progress bar counts
+exactly what the queue would hand out.
+
+**The context rule** (issue 12). A prospective item's profile is its context's correct
+retrospective options, and every profile-bearing item of a context (its prospective
+items, one per state, and their easy and counterfactual variants) holds the same true
+continuation. So, per context, a verifier gets *either* its retrospective items *or one*
+profile-bearing item: never both, never two. "Seen" counts every claim the verifier ever
+held on the context's items (answered, skipped, lapsed: they were read) and every judgment,
+in any batch. Its retrospective items come in a row: the claim of the first reserves the
+others for the same verifier (`services.item_claim_next`), so the dialogue is read once.
+
+**The least-exposure fallback.** With k = 3 and the authors' shape (6 retrospective items,
+6 prospective ones) a context needs 3 + 6 × 3 = 21 different verifiers. When a batch needs
+more than its pools hold (`batch_staffing`), a verifier who has nothing left under the rule
+gets, among the items they have not judged, those of the contexts they have seen least of;
+the claim and its judgment record `exposed=True`, and aggregation can drop those judgments
+(`DIALTOM_EXPOSED_JUDGMENTS`).
+
+**Order.** Slots are served by `queue_order()`: a position drawn from a secret per item
+(`QueueSlot.position`), the same order for gold and ordinary items, counterfactual, easy
+and hard ones alike, so nothing about an item's kind shows in when it arrives.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import random
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import (
+    BooleanField, Count, Exists, ExpressionWrapper, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value,
+)
+from django.db.models.functions import Coalesce
+
+from accounts.models import Role, User
+from annotation.models import OPTION_LETTERS, Batch, Item, Task, Variant
+
+from .models import Claim, ClaimStatus, Judgment, QueueSlot
+
+AUDIT_ROLES = (Role.VERIFIER, Role.PARTICIPANT)  # who works an audit queue (User.can_audit)
+# Claims through which a verifier was served an item (and which count against a gold rate).
+SERVED = (ClaimStatus.ACTIVE, ClaimStatus.ANSWERED, ClaimStatus.SKIPPED)
+
+
+# --- the secret behind every order a verifier sees ------------------------------------------
+
+
+def shuffle_key() -> bytes:
+    """`DIALTOM_SHUFFLE_SECRET`, or (outside production) a key derived from SECRET_KEY."""
+    secret = settings.DIALTOM_SHUFFLE_SECRET
+    if secret:
+        return secret.encode()
+    return hmac.new(settings.SECRET_KEY.encode(), b"dialtom-shuffle-secret", hashlib.sha256).digest()
+
+
+def _secret_draw(*parts) -> int:
+    digest = hmac.new(shuffle_key(), ":".join(str(p) for p in parts).encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1  # fits a signed bigint
+
+
+def display_order_for(*, verifier_id: int, item_pk: int) -> str:
+    """The order the options are shown to one verifier: reproducible, unguessable without the secret."""
+    letters = list(OPTION_LETTERS)
+    random.Random(_secret_draw("display", verifier_id, item_pk)).shuffle(letters)
+    return "".join(letters)
+
+
+def queue_position_for(*, item_id: str) -> int:
+    """Where an item stands in every queue it is in (`QueueSlot.position`): drawn from the
+    secret and the item's id, so one database and the next (a restore, a test run) agree."""
+    return _secret_draw("position", item_id)
+
+
+def queue_order(*, exposure_allowed: bool = False) -> tuple:
+    """The order slots are served in: under the fallback, unexposed slots and least exposure
+    first; then adaptive overlap's priority (the most informative judgment first); then the
+    secret position, the same for every kind of item."""
+    first = ("exposed", "exposure") if exposure_allowed else ()
+    return (*first, "-priority", "position", "item_id")
+
+
+def offers_nota(*, task: str, variant: str) -> bool:
+    """Every prospective item offers "None of the above", whatever its variant, so that a
+    counterfactual item (whose answer is NOTA) looks like any other; retrospective items do
+    not (a counterfactual one, which the data formats do not make, still could be answered)."""
+    return task == Task.PROSPECTIVE or variant == Variant.COUNTERFACTUAL
+
+
+# --- which slots a verifier may be given ------------------------------------------------------
+
+
+def _related_seen(verifier: User, *, profile_bearing_only: bool):
+    """Exists: the verifier has seen another item of the slot's context (a claim of any status, or a judgment)."""
+    related = {"verifier": verifier, "item__context_id": OuterRef("item__context_id")}
+    if profile_bearing_only:
+        related["item__task"] = Task.PROSPECTIVE
+    claims = Claim.objects.filter(**related).exclude(item_id=OuterRef("item_id"))
+    judged = Judgment.objects.filter(**related).exclude(item_id=OuterRef("item_id"))
+    return Q(Exists(claims)) | Q(Exists(judged))
+
+
+def exposure_rule(verifier: User) -> Q:
+    """True for a slot the context rule withholds from this verifier: its context's profile-bearing
+    item was seen, or the slot is itself profile-bearing and anything else of the context was seen."""
+    return _related_seen(verifier, profile_bearing_only=True) | (
+        Q(item__task=Task.PROSPECTIVE) & _related_seen(verifier, profile_bearing_only=False)
+    )
+
+
+def slots_open_to(*, verifier: User, batch_ids, exposure_allowed: bool = False) -> QuerySet[QueueSlot]:
+    """Slots that still need judgments, that this verifier has not been served, and that the
+    context rule allows (or, under the fallback, all of those, annotated `exposed`/`exposure`)."""
+    mine = Claim.objects.filter(item_id=OuterRef("item_id"), verifier=verifier, status__in=SERVED)
+    judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
+    qs = (
+        QueueSlot.objects.filter(batch_id__in=list(batch_ids), taken__lt=F("needed"))
+        .exclude(Exists(mine))
+        .exclude(Exists(judged))
+        .annotate(exposed=ExpressionWrapper(exposure_rule(verifier), output_field=BooleanField()))
+    )
+    if not exposure_allowed:
+        return qs.filter(exposed=False)
+    seen_in_context = (
+        Claim.objects.filter(verifier=verifier, item__context_id=OuterRef("item__context_id"))
+        .order_by()
+        .values("verifier")
+        .annotate(n=Count("item_id", distinct=True))
+        .values("n")
+    )
+    return qs.annotate(exposure=Coalesce(Subquery(seen_in_context, output_field=IntegerField()), Value(0)))
+
+
+# --- gold items ----------------------------------------------------------------------------------
+
+
+def gold_due(*, served: int, gold_served: int, rate: float) -> bool:
+    """Whether the next item a verifier is served should be a gold one (the batch's gold rate)."""
+    return rate > 0 and gold_served < rate * (served + 1)
+
+
+def gold_planned(*, ordinary: int, rate: float, available: int) -> int:
+    """How many gold items a verifier served `ordinary` regular items gets in all, by `gold_due`.
+
+    The progress bar counts these from the start, so it moves the same whether the item in
+    hand is gold or not.
+    """
+    gold = 0
+    while gold < available and gold_due(served=ordinary + gold, gold_served=gold, rate=rate):
+        gold += 1
+    return gold
+
+
+# --- what a batch needs of its pools -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Staffing:
+    """Verifiers a batch needs under the context rule, and how many its pools hold."""
+
+    needed: int
+    available: int
+
+    @property
+    def short(self) -> bool:
+        return self.needed > self.available
+
+    def as_dict(self) -> dict:
+        return {"verifiers_needed": self.needed, "verifiers_available": self.available, "short": self.short}
+
+
+def batch_staffing(*, batch_ids) -> dict[int, Staffing]:
+    """Per batch: a context needs max(k of its retrospective items) + Σ k of its profile-bearing
+    items different verifiers; the batch needs what its most demanding context needs."""
+    ids = list(batch_ids)
+    k = Coalesce("queue_slot__needed", "batch__overlap")  # an item's slot may not exist yet
+    per_context = (
+        Item.objects.filter(batch_id__in=ids, is_gold=False)
+        .values("batch_id", "context_id")
+        .order_by()
+        .annotate(
+            retro=Coalesce(Max(k, filter=Q(task=Task.RETROSPECTIVE)), 0),
+            profile=Coalesce(Sum(k, filter=Q(task=Task.PROSPECTIVE)), 0),
+        )
+        .values_list("batch_id", "retro", "profile")
+    )
+    needed = dict.fromkeys(ids, 0)
+    for batch_id, retro, profile in per_context:
+        needed[batch_id] = max(needed[batch_id], retro + profile)
+    available = dict(
+        Batch.objects.filter(pk__in=ids)
+        .values_list("pk")
+        .annotate(n=Count("pools__members", distinct=True, filter=Q(pools__members__role__in=AUDIT_ROLES, pools__members__is_active=True)))
+    )
+    return {pk: Staffing(needed=needed[pk], available=available.get(pk, 0)) for pk in ids}
