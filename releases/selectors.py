@@ -12,7 +12,6 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
 from annotation.models import Domain
-from verification.models import Judgment
 
 from .models import Release, ReleaseStatus
 

@@ -25,7 +25,7 @@ from aggregation.overlap import OverlapPolicy, batch_round, policy_from_settings
 from aggregation.selectors import usable_judgments
 from annotation.models import Batch, Item
 
-from .models import AdaptiveOverlap, Claim, ClaimStatus, Judgment, QueueSlot
+from .models import AdaptiveOverlap, Claim, ClaimStatus, QueueSlot
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ other verifiers' judgments or any aggregate: `item_view_for` is the one place th
 an item into what the verifier is shown."""
 from __future__ import annotations
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Role, User

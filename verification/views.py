@@ -124,7 +124,7 @@ def claim_restore(request, batch_name, claim_id):
     _verifier_only(request)
     batch = _batch_or_404(request, batch_name)
     try:
-        claim = services.claim_restore(verifier=request.user, claim_id=claim_id)
+        services.claim_restore(verifier=request.user, claim_id=claim_id)
     except services.VerificationError as exc:
         notice = exc.message
     else:

@@ -9,7 +9,6 @@ import re
 import uuid
 
 import pytest
-from django.test import Client
 
 from annotation.models import Task
 from tests.factories import ContextFactory, ItemFactory, ProspectiveItemFactory, api_for
