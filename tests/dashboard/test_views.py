@@ -12,10 +12,11 @@ pytestmark = pytest.mark.django_db
 
 def test_dashboard_shows_the_fixture_numbers_to_staff(client, staff, world, django_assert_max_num_queries):
     client.force_login(staff)
-    with django_assert_max_num_queries(30):
+    with django_assert_max_num_queries(34):  # 4 of them the verifiers-and-exposure table
         response = client.get(reverse("dashboard:index"))
     assert response.status_code == 200
     html = response.content.decode()
+    assert 'id="staffing-table"' in html
     assert 'data-testid="judgments-done">19<' in html and 'data-testid="judgments-needed">24<' in html
     assert "0.910" in html and "[0.850, 0.970]" in html
     assert 'data-testid="retained">4<' in html
