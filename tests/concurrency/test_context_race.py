@@ -6,12 +6,10 @@
 - One verifier in two tabs, each on another batch holding a profile-bearing item of the
   same context: the two claims race, and the verifier still gets only one of them.
 """
-import threading
 import uuid
 from collections import Counter, defaultdict
 
 import pytest
-from django.db import connection
 
 from annotation.models import Item, Task
 from tests.factories import ContextFactory, ProspectiveItemFactory
@@ -19,27 +17,9 @@ from verification.models import Claim, ClaimStatus, Judgment, QueueSlot
 from verification.services import item_claim_next, judgment_submit
 
 from ..verification.factories import context_with_items, open_batch, verifiers
+from .threads import run_threads
 
 pytestmark = [pytest.mark.concurrency, pytest.mark.django_db(transaction=True)]
-
-
-def run_threads(targets, timeout=120):
-    errors: list[BaseException] = []
-
-    def guarded(target):
-        try:
-            target()
-        except BaseException as exc:  # noqa: BLE001 — reported in the main thread
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=guarded, args=(t,)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=timeout)
-    assert not errors, errors[:3]
 
 
 def test_racing_verifiers_keep_exactly_k_the_context_rule_and_the_rows():
@@ -47,11 +27,8 @@ def test_racing_verifiers_keep_exactly_k_the_context_rule_and_the_rows():
     batch = open_batch(name="ctx-b01", overlap=k, n_items=0, verifiers=people)
     for n in range(4):  # 4 contexts × (6 retrospective + 3 profile-bearing): 3 + 3 × 3 = 12 verifiers each
         context_with_items(batch=batch, context_id=f"ctx-s{n:04d}-w00")
-    start = threading.Barrier(len(people))
-
     def work(person):
         def run():
-            start.wait()
             while (claim := item_claim_next(verifier=person, batch=batch)) is not None:
                 judgment_submit(verifier=person, claim_id=claim.pk, choice="B", idempotency_key=uuid.uuid4())
         return run
@@ -87,12 +64,10 @@ def test_two_tabs_of_one_verifier_never_get_two_profile_bearing_items_of_a_conte
         context = ContextFactory(context_id=f"tab-s{n:04d}-w00")
         ProspectiveItemFactory(batch=batches[0], context=context, variant="hard")
         ProspectiveItemFactory(batch=batches[1], context=context, variant="easy")
-    start = threading.Barrier(2)
     served = []
 
     def tab(batch):
         def run():
-            start.wait()
             while (claim := item_claim_next(verifier=person, batch=batch)) is not None:
                 served.append(claim.item_id)
                 judgment_submit(verifier=person, claim_id=claim.pk, choice="A", idempotency_key=uuid.uuid4())

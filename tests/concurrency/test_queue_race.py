@@ -1,15 +1,14 @@
 """24 verifiers, each in its own thread with its own PostgreSQL connection, race on one batch."""
-import threading
 import uuid
 from collections import Counter
 
 import pytest
-from django.db import connection
 
 from verification.models import Claim, ClaimStatus, Judgment, QueueSlot
 from verification.services import item_claim_next, judgment_submit
 
 from ..verification.factories import open_batch, verifiers
+from .threads import run_threads
 
 pytestmark = [pytest.mark.concurrency, pytest.mark.django_db(transaction=True)]
 
@@ -21,34 +20,20 @@ K = 3
 def test_concurrent_verifiers_leave_every_item_at_exactly_k_judgments():
     people = verifiers(N_VERIFIERS)
     batch = open_batch(name="race-b01", overlap=K, n_items=N_ITEMS, verifiers=people)
-    start = threading.Barrier(N_VERIFIERS)
-    errors: list[BaseException] = []
     answered = Counter()
 
     def work(person):
-        try:
-            start.wait()
-            while True:
-                claim = item_claim_next(verifier=person, batch=batch)
-                if claim is None:
-                    break
+        def run():
+            while (claim := item_claim_next(verifier=person, batch=batch)) is not None:
                 key = uuid.uuid4()
                 first = judgment_submit(verifier=person, claim_id=claim.pk, choice="B", idempotency_key=key)
                 retry = judgment_submit(verifier=person, claim_id=claim.pk, choice="B", idempotency_key=key)
                 assert first.created and not retry.created and retry.judgment.pk == first.judgment.pk
                 answered[person.pk] += 1
-        except BaseException as exc:  # noqa: BLE001 — reported in the main thread
-            errors.append(exc)
-        finally:
-            connection.close()
+        return run
 
-    threads = [threading.Thread(target=work, args=(p,)) for p in people]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    run_threads([work(p) for p in people])
 
-    assert not errors, errors[:3]
     per_item = Counter(Judgment.objects.filter(batch=batch).values_list("item_id", flat=True))
     assert len(per_item) == N_ITEMS
     assert set(per_item.values()) == {K}  # none lost, none past k
@@ -64,24 +49,12 @@ def test_a_double_click_racing_on_two_connections_stores_one_judgment():
     batch = open_batch(name="race-b02", overlap=1, n_items=1, verifiers=[person])
     claim = item_claim_next(verifier=person, batch=batch)
     key = uuid.uuid4()
-    start = threading.Barrier(4)
-    results, errors = [], []
+    results = []
 
     def click():
-        try:
-            start.wait()
-            results.append(judgment_submit(verifier=person, claim_id=claim.pk, choice="A", idempotency_key=key))
-        except BaseException as exc:  # noqa: BLE001
-            errors.append(exc)
-        finally:
-            connection.close()
+        results.append(judgment_submit(verifier=person, claim_id=claim.pk, choice="A", idempotency_key=key))
 
-    threads = [threading.Thread(target=click) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
+    run_threads([click] * 4, timeout=60)
     assert sum(r.created for r in results) == 1
     assert len({r.judgment.pk for r in results}) == 1
     assert Judgment.objects.filter(batch=batch).count() == 1
