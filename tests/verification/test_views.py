@@ -171,5 +171,6 @@ def test_a_continuation_reads_as_dialogue_one_turn_a_line_with_its_speaker(clien
     from verification.selectors import item_view_for
 
     view = item_view_for(claim=Claim.objects.get(verifier=verifier, status="active"))
-    assert all(len(o["turns"]) in (2, 3) for o in view["options"])
-    assert {t["speaker"] for o in view["options"] for t in o["turns"]} == {"counselor", "client", ""}
+    continuations = [o for o in view["options"] if o["letter"] != "NOTA"]  # every prospective item offers NOTA
+    assert len(continuations) == 4 and all(len(o["turns"]) in (2, 3) for o in continuations)
+    assert {t["speaker"] for o in continuations for t in o["turns"]} == {"counselor", "client", ""}
