@@ -13,6 +13,7 @@ urlpatterns = [
     path("admin/login/", account_views.admin_login),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
+    path("", include("review.urls")),
     path("", include("verification.urls")),
     path("api/v1/", include("aggregation.urls")),
     path("dashboard/", include("dashboard.urls")),

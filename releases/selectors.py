@@ -12,6 +12,7 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
 from annotation.models import Domain
+from review.selectors import release_rows
 
 from .models import Release, ReleaseStatus
 
@@ -74,9 +75,9 @@ RELEASE_VALUES = (
 
 
 def release_source_rows(*, pairs: dict[int, int], chunk_size: int = 2000) -> Iterator[dict]:
-    """The retained items of the current runs, ordered by item_id, as plain dicts (streamed)."""
-    qs = current_item_results(pairs=pairs).filter(retained=True).order_by("item__item_id").values(*RELEASE_VALUES)
-    return qs.iterator(chunk_size=chunk_size)
+    """The retained items of the current runs, as staff's adjudications amend them (kept in, dropped
+    out: review.selectors.release_rows), ordered by item_id, as plain dicts (streamed)."""
+    return release_rows(current_item_results(pairs=pairs), values=RELEASE_VALUES, chunk_size=chunk_size)
 
 
 RESULT_VALUES = (

@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.models import User
 from dialtom_site import jobs
 from verification.selectors import overlap_allocation
+from review.selectors import adjudications_in_force
 
 from . import export, selectors
 from .models import VERSION_PATTERN, Release, ReleaseItem, ReleaseStatus
@@ -252,6 +253,7 @@ def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int
         ),
         "counts": {key: dict(sorted(counter.items())) for key, counter in counts.items()},
         "retention": selectors.retention_counts(pairs=pairs),
+        "adjudications": adjudications_in_force(),
         "agreement": [
             {
                 "batch": br.batch.name,

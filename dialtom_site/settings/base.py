@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "dashboard",
     "releases",
     "scoring",
+    "review",
 ]
 
 MIDDLEWARE = [

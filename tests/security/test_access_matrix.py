@@ -31,7 +31,7 @@ def _staff_data_snapshot():
     tables = [
         t for t in connection.introspection.table_names()
         if t.startswith(("annotation_", "aggregation_", "accounts_"))
-        or any(w in t for w in ("release", "scor", "leaderboard", "reference"))
+        or any(w in t for w in ("release", "scor", "leaderboard", "reference", "guideline", "adjudication"))
     ]
     snap = {}
     with connection.cursor() as cursor:

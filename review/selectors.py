@@ -1,0 +1,314 @@
+"""Reads of the review app: guidelines as verifiers see them, the flag queue, an item's
+drill-down (staff: judgments, aggregate, verifiers' qualities, adjudications), agreement per
+verifier, and the adjudications a release honours."""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from collections import defaultdict
+from itertools import combinations
+
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
+
+from accounts.models import User
+from aggregation.models import ItemResult, WorkerResult
+from aggregation.selectors import current_batch_results, current_item_results
+from annotation.models import OPTION_LETTERS, Batch, Item, Task
+from verification.models import Judgment
+
+from .markdown import render_markdown
+from .models import Adjudication, Decision, Flag, FlagStatus, Guideline
+
+# --- Guidelines -------------------------------------------------------------------------
+
+
+def guideline_for(*, batch: Batch) -> dict | None:
+    """The batch's guideline as safe HTML, with its examples per attribute; None when there is none."""
+    guideline = Guideline.objects.filter(batch=batch).prefetch_related("examples").first()
+    if guideline is None:
+        return None
+    return {
+        "html": render_markdown(guideline.text),
+        "examples": [
+            {"topic": ex.topic, "title": ex.get_topic_display(), "html": render_markdown(ex.text)}
+            for ex in guideline.examples.all()
+        ],
+        "updated_at": guideline.updated_at,
+    }
+
+
+# --- Flags ------------------------------------------------------------------------------
+
+
+def flags_queue(*, status: str = FlagStatus.OPEN) -> QuerySet[Flag]:
+    return (
+        Flag.objects.filter(status=status)
+        .select_related("item", "item__batch", "flagged_by", "handled_by")
+        .order_by("-created_at", "-id")
+    )
+
+
+def flag_counts() -> dict[str, int]:
+    counts = dict(Flag.objects.values_list("status").annotate(n=Count("id")).order_by("status"))
+    return {status: counts.get(status, 0) for status in FlagStatus.values}
+
+
+def commented_judgments(*, limit: int = 50) -> list[Judgment]:
+    """The latest judgments that carry a verifier's comment (the other half of the review queue)."""
+    return list(
+        Judgment.objects.exclude(comment="")
+        .select_related("item", "verifier", "batch")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def flag_of(*, verifier: User, item_id: int) -> Flag | None:
+    """The verifier's own flag on an item (what the audit form may show back to them)."""
+    return Flag.objects.filter(flagged_by=verifier, item_id=item_id).first()
+
+
+# --- Adjudications ----------------------------------------------------------------------
+
+
+def _latest_decision() -> Subquery:
+    return Subquery(
+        Adjudication.objects.filter(item_id=OuterRef("item_id")).order_by("-decided_at", "-id").values("decision")[:1]
+    )
+
+
+def release_rows(results: QuerySet[ItemResult], *, values: tuple[str, ...], chunk_size: int = 2000) -> Iterator[dict]:
+    """The rows a release takes from `results`, streamed in item_id order: retained items not
+    dropped by staff, and items staff kept. A kept item carries its intended answer as its
+    `label`, whatever the aggregate said; each row says its `adjudication` (keep, drop or None)."""
+    qs = (
+        results.annotate(adjudication=_latest_decision())
+        .filter(Q(adjudication=Decision.KEEP) | (Q(retained=True) & Q(adjudication__isnull=True)))
+        .order_by("item__item_id")
+        .values(*values, "adjudication")
+    )
+    for row in qs.iterator(chunk_size=chunk_size):
+        if row["adjudication"] == Decision.KEEP:
+            row["label"] = row["item__answer"]
+        yield row
+
+
+def adjudications_in_force() -> list[dict]:
+    """The latest adjudication of every adjudicated item, for a release's manifest."""
+    latest = Adjudication.objects.filter(
+        pk=Subquery(Adjudication.objects.filter(item_id=OuterRef("item_id")).order_by("-decided_at", "-id").values("pk")[:1])
+    )
+    return [
+        {
+            "item_id": a.item.item_id,
+            "decision": a.decision,
+            "reason": a.reason,
+            "decided_by": a.decided_by.username,
+            "decided_at": a.decided_at.isoformat(),
+        }
+        for a in latest.select_related("item", "decided_by").order_by("item__item_id")
+    ]
+
+
+def batch_names() -> list[str]:
+    return list(Batch.objects.order_by("name").values_list("name", flat=True))
+
+
+# --- Item drill-down ----------------------------------------------------------------------
+
+
+def items_search(*, q: str = "", batch: str = "", only: str = "", limit: int = 100) -> list[dict]:
+    """Items for the staff's item list: search by id or question; `only` flagged / adjudicated / dropped-by-DS."""
+    items = Item.objects.select_related("batch").order_by("item_id")
+    if q:
+        items = items.filter(Q(item_id__icontains=q) | Q(question__icontains=q))
+    if batch:
+        items = items.filter(batch__name=batch)
+    if only == "flagged":
+        items = items.filter(flags__status=FlagStatus.OPEN).distinct()
+    elif only == "adjudicated":
+        items = items.filter(adjudications__isnull=False).distinct()
+    elif only == "not_retained":
+        items = items.filter(pk__in=current_item_results().filter(retained=False).values("item_id"))
+    items = list(
+        items.annotate(
+            n_judgments=Count("judgments", distinct=True),
+            n_open_flags=Count("flags", filter=Q(flags__status=FlagStatus.OPEN), distinct=True),
+        )[:limit]
+    )
+    results = {
+        r.item_id: r for r in current_item_results().filter(item_id__in=[i.pk for i in items]).only(
+            "item_id", "label", "posterior", "retained")
+    }
+    decisions = dict(
+        Item.objects.filter(pk__in=[i.pk for i in items]).annotate(d=_latest_decision_for_item()).values_list("pk", "d")
+    )
+    return [
+        {
+            "item": item,
+            "n_judgments": item.n_judgments,
+            "open_flags": item.n_open_flags,
+            "result": results.get(item.pk),
+            "decision": decisions.get(item.pk),
+        }
+        for item in items
+    ]
+
+
+def _latest_decision_for_item() -> Subquery:
+    return Subquery(Adjudication.objects.filter(item_id=OuterRef("pk")).order_by("-decided_at", "-id").values("decision")[:1])
+
+
+def item_detail(*, item_id: str) -> dict | None:
+    """Everything staff need to judge one item (never shown to verifiers)."""
+    item = Item.objects.select_related("context__domain", "batch").filter(item_id=item_id).first()
+    if item is None:
+        return None
+    domain = item.context.domain
+    judgments = list(
+        Judgment.objects.filter(item=item).select_related("verifier", "claim").order_by("created_at", "id")
+    )
+    result = current_item_results().filter(item=item).select_related("run").first()
+    qualities = {}
+    if result is not None:
+        for wr in WorkerResult.objects.filter(run_id=result.run_id, batch_id=result.batch_id,
+                                              verifier_id__in=[j.verifier_id for j in judgments]):
+            qualities[wr.verifier_id] = {
+                "accuracy": wr.accuracy,
+                "diagonal": {label: (wr.confusion.get(label) or {}).get(label) for label in sorted(wr.confusion)},
+                "gold_accuracy": wr.gold_accuracy,
+            }
+    rows = []
+    for j in judgments:
+        order = j.claim.display_order if j.claim_id and j.claim else "".join(OPTION_LETTERS)
+        rows.append(
+            {
+                "verifier": j.verifier.username,
+                "excluded": j.verifier.excluded_from_aggregation,
+                "shown": j.displayed_label or j.label,
+                "display_order": order,
+                "stored": j.label,
+                "matches_intended": j.label == item.answer,
+                "matches_aggregate": result is not None and j.label == result.label,
+                "implausible": j.implausible,
+                "comment": j.comment,
+                "seconds": j.seconds_spent,
+                "source": j.source,
+                "created_at": j.created_at,
+                "quality": qualities.get(j.verifier_id),
+            }
+        )
+    adjudications = list(item.adjudications.select_related("decided_by").order_by("-decided_at", "-id"))
+    return {
+        "item": item,
+        "options": list(zip(OPTION_LETTERS, item.options)),
+        "context": [
+            {"speaker": domain.role_name(t.get("speaker")), "text": t.get("text", "")} for t in item.context.turns
+        ] if item.task == Task.RETROSPECTIVE else [],
+        "judgments": rows,
+        "result": result,
+        "adjudications": adjudications,
+        "decision": adjudications[0] if adjudications else None,
+        "flags": list(item.flags.select_related("flagged_by", "handled_by").order_by("-created_at")),
+    }
+
+
+# --- Agreement per verifier ---------------------------------------------------------------
+
+SORTS = ("username", "judgments", "consensus", "pairwise", "ds_accuracy", "median_seconds")
+
+
+def _week(day: dt.datetime) -> dt.date:
+    day = timezone.localtime(day).date()
+    return day - dt.timedelta(days=day.weekday())
+
+
+def verifier_agreement(*, batch: str = "", min_judgments: int = 0, sort: str = "consensus", descending: bool = True,
+                       weeks: int = 6) -> dict:
+    """Per verifier: judgments, agreement with the consensus (the current Dawid–Skene label),
+    mean pairwise agreement (share of co-judged items answered alike), both per week over the
+    last `weeks` weeks, DS accuracy and median seconds. Five queries whatever the number of verifiers."""
+    judgments = Judgment.objects.filter(item__is_gold=False)
+    results = current_item_results().filter(item__is_gold=False)
+    if batch:
+        judgments = judgments.filter(batch__name=batch)
+        results = results.filter(batch__name=batch)
+    rows = list(judgments.values_list("item_id", "verifier_id", "label", "created_at", "seconds_spent"))
+    consensus = dict(results.values_list("item_id", "label"))
+    names = dict(User.objects.filter(id__in={r[1] for r in rows}).values_list("id", "username"))
+
+    now_week = _week(timezone.now())
+    week_starts = [now_week - dt.timedelta(weeks=k) for k in range(weeks - 1, -1, -1)]
+    per = defaultdict(lambda: {"n": 0, "cons_n": 0, "cons_ok": 0, "pair_n": 0, "pair_ok": 0, "seconds": [],
+                               "weekly": defaultdict(lambda: [0, 0])})
+    by_item = defaultdict(list)
+    for item_id, verifier_id, label, created_at, seconds in rows:
+        p = per[verifier_id]
+        p["n"] += 1
+        if seconds is not None:
+            p["seconds"].append(seconds)
+        by_item[item_id].append((verifier_id, label))
+        if item_id in consensus:
+            ok = label == consensus[item_id]
+            p["cons_n"] += 1
+            p["cons_ok"] += ok
+            week = p["weekly"][_week(created_at)]
+            week[0] += 1
+            week[1] += ok
+    pairs = defaultdict(lambda: [0, 0])
+    for answers in by_item.values():
+        for (va, la), (vb, lb) in combinations(sorted(answers), 2):
+            same = la == lb
+            for v in (va, vb):
+                per[v]["pair_n"] += 1
+                per[v]["pair_ok"] += same
+            pairs[(va, vb)][0] += 1
+            pairs[(va, vb)][1] += same
+    ds = defaultdict(lambda: [0.0, 0])
+    current = current_batch_results()
+    if batch:
+        current = current.filter(batch__name=batch)
+    runs = Q(pk__in=[])
+    for batch_id, run_id in current.values_list("batch_id", "run_id"):
+        runs |= Q(batch_id=batch_id, run_id=run_id)
+    for verifier_id, accuracy, n in WorkerResult.objects.filter(runs).values_list("verifier_id", "accuracy", "n_judgments"):
+        ds[verifier_id][0] += accuracy * n
+        ds[verifier_id][1] += n
+
+    def ratio(ok, n):
+        return ok / n if n else None
+
+    out = []
+    for verifier_id, p in per.items():
+        if p["n"] < min_judgments:
+            continue
+        seconds = sorted(p["seconds"])
+        out.append(
+            {
+                "id": verifier_id,
+                "username": names.get(verifier_id, str(verifier_id)),
+                "judgments": p["n"],
+                "consensus": ratio(p["cons_ok"], p["cons_n"]),
+                "pairwise": ratio(p["pair_ok"], p["pair_n"]),
+                "ds_accuracy": ratio(*ds[verifier_id]) if verifier_id in ds else None,
+                "median_seconds": seconds[len(seconds) // 2] if seconds else None,
+                "weekly": [
+                    {"week": w, "n": p["weekly"][w][0], "rate": ratio(p["weekly"][w][1], p["weekly"][w][0])}
+                    for w in week_starts
+                ],
+            }
+        )
+    sort = sort if sort in SORTS else "consensus"
+    missing = [r for r in out if r[sort] is None]
+    present = sorted((r for r in out if r[sort] is not None), key=lambda r: (r[sort], r["username"]), reverse=descending)
+    pair_rows = sorted(
+        ({"a": names.get(a), "b": names.get(b), "n": n, "rate": ok / n} for (a, b), (n, ok) in pairs.items()),
+        key=lambda r: (r["rate"], -r["n"], r["a"], r["b"]),
+    )
+    return {
+        "verifiers": present + sorted(missing, key=lambda r: r["username"]),
+        "weeks": week_starts,
+        "pairs_lowest": pair_rows[:10],
+        "pairs": len(pair_rows),
+        "batches": batch_names(),
+    }

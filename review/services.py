@@ -1,0 +1,110 @@
+"""Writes of the review app: guidelines, flags and adjudications. Views, the API, the
+admin and the `guideline_set` command are thin doors onto these functions."""
+from __future__ import annotations
+
+import uuid
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from annotation.models import Batch, Item
+from verification.models import Claim, ClaimStatus, Judgment
+
+from .models import EXAMPLE_TOPICS, Adjudication, Decision, Flag, FlagReason, FlagStatus, Guideline, GuidelineExample
+
+MAX_TEXT = 20_000
+
+
+@transaction.atomic
+def guideline_set(*, batch_name: str, text: str, examples: dict[str, str] | None = None, updated_by: User | None = None) -> Guideline:
+    """Create or replace a batch's guideline; `examples` (topic -> Markdown) replace the old ones when given."""
+    batch = Batch.objects.filter(name=batch_name).first()
+    if batch is None:
+        raise ValidationError({"batch": f"no batch named {batch_name!r}"})
+    text = (text or "").strip()
+    if not text:
+        raise ValidationError({"text": "a guideline needs some text"})
+    if len(text) > MAX_TEXT:
+        raise ValidationError({"text": f"at most {MAX_TEXT} characters"})
+    topics = {code for code, _ in EXAMPLE_TOPICS}
+    for topic, example in (examples or {}).items():
+        if topic not in topics:
+            raise ValidationError({"examples": f"{topic!r} is not one of {', '.join(sorted(topics))}"})
+        if not isinstance(example, str) or not example.strip():
+            raise ValidationError({"examples": f"{topic}: an example needs some text"})
+    guideline, _ = Guideline.objects.update_or_create(batch=batch, defaults={"text": text, "updated_by": updated_by})
+    if examples is not None:
+        guideline.examples.all().delete()
+        GuidelineExample.objects.bulk_create(
+            [GuidelineExample(guideline=guideline, topic=topic, text=example.strip()) for topic, example in sorted(examples.items())]
+        )
+    return guideline
+
+
+def _item_seen_by(*, verifier: User, item_id: int) -> bool:
+    """Only an item a verifier holds or has answered may be flagged by them."""
+    return (
+        Claim.objects.filter(verifier=verifier, item_id=item_id, status=ClaimStatus.ACTIVE).exists()
+        or Judgment.objects.filter(verifier=verifier, item_id=item_id).exists()
+    )
+
+
+@transaction.atomic
+def flag_submit(*, verifier: User, claim_id: uuid.UUID | str, reason: str, comment: str = "") -> Flag:
+    """A verifier flags the item of one of their claims. Flagging again replaces the reason and
+    reopens the flag. Nothing about the item (its key, other people's answers) is returned."""
+    claim = Claim.objects.filter(pk=claim_id, verifier=verifier).select_related("item").first()
+    if claim is None or not _item_seen_by(verifier=verifier, item_id=claim.item_id):
+        raise ValidationError({"claim": "this item is not yours to flag"})
+    comment = (comment or "").strip()
+    if reason not in FlagReason.values:
+        raise ValidationError({"reason": f"must be one of {', '.join(FlagReason.values)}"})
+    if reason == FlagReason.OTHER and not comment:
+        raise ValidationError({"comment": "say what is wrong when the reason is 'other'"})
+    if len(comment) > 5000:
+        raise ValidationError({"comment": "at most 5000 characters"})
+    flag, _ = Flag.objects.update_or_create(
+        item_id=claim.item_id,
+        flagged_by=verifier,
+        defaults={"reason": reason, "comment": comment, "status": FlagStatus.OPEN, "handled_by": None, "handled_at": None, "note": ""},
+    )
+    return flag
+
+
+@transaction.atomic
+def flag_handle(*, flag_id: int, status: str, staff: User, note: str = "") -> Flag:
+    """Staff resolve (the item was fixed or adjudicated) or dismiss (nothing wrong) a flag."""
+    if status not in (FlagStatus.RESOLVED, FlagStatus.DISMISSED):
+        raise ValidationError({"status": "resolve or dismiss"})
+    flag = Flag.objects.select_for_update().filter(pk=flag_id).first()
+    if flag is None:
+        raise ValidationError({"flag": "no such flag"})
+    flag.status = status
+    flag.handled_by = staff
+    flag.handled_at = timezone.now()
+    flag.note = (note or "").strip()
+    flag.save(update_fields=["status", "handled_by", "handled_at", "note"])
+    return flag
+
+
+@transaction.atomic
+def adjudication_record(*, item_id: str, decision: str, reason: str, staff: User) -> Adjudication:
+    """Record a staff decision on an item (keep: released with its intended answer even if the
+    aggregate disagreed; drop: never released). The open flags on the item are resolved."""
+    item = Item.objects.filter(item_id=item_id).first()
+    if item is None:
+        raise ValidationError({"item": f"no item {item_id!r}"})
+    if item.is_gold:
+        raise ValidationError({"item": "gold items are attention checks and are never released"})
+    if decision not in Decision.values:
+        raise ValidationError({"decision": "keep or drop"})
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "give the reason for the decision"})
+    adjudication = Adjudication.objects.create(item=item, decision=decision, reason=reason, decided_by=staff)
+    Flag.objects.filter(item=item, status=FlagStatus.OPEN).update(
+        status=FlagStatus.RESOLVED, handled_by=staff, handled_at=timezone.now(), note=f"adjudicated: {decision}"
+    )
+    return adjudication

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+app_name = "review"
+urlpatterns = [
+    path("review/flags/", views.flag_queue, name="flags"),
+    path("review/items/", views.item_list, name="items"),
+    path("review/items/<str:item_id>/", views.item_detail, name="item"),
+    path("review/verifiers/", views.verifiers, name="verifiers"),
+    path("verify/<slug:batch_name>/guidelines/", views.guidelines, name="guidelines"),
+    path("verify/<slug:batch_name>/flag/", views.flag, name="flag"),
+]

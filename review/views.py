@@ -1,0 +1,137 @@
+"""Pages of the review app, thin doors onto services.py / selectors.py.
+
+Verifiers: a batch's guidelines, and flagging the item in hand (htmx; plain POST works too).
+Staff: the flag queue, the item list and drill-down with adjudication, agreement per verifier."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from dashboard.views import staff_required
+from verification import selectors as verification_selectors
+
+from . import selectors, services
+from .forms import AdjudicationForm, FlagForm, FlagHandleForm
+from .models import FlagStatus
+
+
+def _errors(exc: ValidationError) -> str:
+    return "; ".join(f"{field}: {' '.join(msgs)}" if field != "__all__" else " ".join(msgs)
+                     for field, msgs in exc.message_dict.items()) if hasattr(exc, "error_dict") else " ".join(exc.messages)
+
+
+# --- Verifiers ----------------------------------------------------------------------------
+
+
+def _verifier_batch(request, batch_name):
+    if not request.user.can_audit:
+        raise PermissionDenied("guidelines and flags are for verifiers")
+    batch = verification_selectors.batch_for_verifier(verifier=request.user, name=batch_name)
+    if batch is None:
+        raise Http404("no such batch for you")
+    return batch
+
+
+@login_required
+def guidelines(request, batch_name):
+    """The guidelines as a page of their own (the audit page shows them in a dialog, on `g`)."""
+    batch = _verifier_batch(request, batch_name)
+    return render(request, "review/guidelines_page.html", {"batch": batch, "guideline": selectors.guideline_for(batch=batch)})
+
+
+@login_required
+@require_POST
+def flag(request, batch_name):
+    batch = _verifier_batch(request, batch_name)
+    form = FlagForm(request.POST)
+    status, flagged, error = 200, None, None
+    if form.is_valid():
+        try:
+            flagged = services.flag_submit(verifier=request.user, claim_id=form.cleaned_data["claim"],
+                                           reason=form.cleaned_data["reason"], comment=form.cleaned_data["comment"])
+        except ValidationError as exc:
+            error, status = _errors(exc), 400
+    else:
+        error, status = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()), 400
+    if request.htmx:
+        # htmx swaps 200s only: the problem is explained in place.
+        return render(request, "review/_flag.html", {"flag_claim": form.data.get("claim"), "flagged": flagged,
+                                                     "flag_error": error, "batch": batch, "flag_form": form})
+    if error:
+        messages.error(request, f"The flag was not saved: {error}")
+    else:
+        messages.success(request, "Thank you: the item is flagged for staff to look at.")
+    return redirect("verification:audit", batch_name=batch.name)
+
+
+# --- Staff --------------------------------------------------------------------------------
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def flag_queue(request):
+    if request.method == "POST":
+        form = FlagHandleForm(request.POST)
+        if form.is_valid():
+            try:
+                services.flag_handle(flag_id=int(request.POST.get("flag", 0)), status=form.cleaned_data["status"],
+                                     staff=request.user, note=form.cleaned_data["note"])
+                messages.success(request, f"Flag {form.cleaned_data['status']}.")
+            except (ValidationError, ValueError) as exc:
+                messages.error(request, f"Not saved: {exc}")
+        return redirect(reverse("review:flags") + (f"?status={request.GET['status']}" if request.GET.get("status") else ""))
+    status = request.GET.get("status", FlagStatus.OPEN)
+    if status not in FlagStatus.values:
+        status = FlagStatus.OPEN
+    return render(request, "review/flags.html", {
+        "flags": selectors.flags_queue(status=status), "status": status, "counts": selectors.flag_counts(),
+        "comments": selectors.commented_judgments(), "statuses": FlagStatus.choices,
+    })
+
+
+@staff_required
+def item_list(request):
+    q, batch, only = request.GET.get("q", "").strip(), request.GET.get("batch", ""), request.GET.get("only", "")
+    return render(request, "review/items.html", {
+        "rows": selectors.items_search(q=q, batch=batch, only=only), "q": q, "batch": batch, "only": only,
+        "batches": selectors.batch_names(),
+    })
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def item_detail(request, item_id):
+    form = AdjudicationForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                services.adjudication_record(item_id=item_id, decision=form.cleaned_data["decision"],
+                                             reason=form.cleaned_data["reason"], staff=request.user)
+            except ValidationError as exc:
+                form.add_error(None, _errors(exc))
+            else:
+                messages.success(request, f"{item_id}: {form.cleaned_data['decision']} recorded; the next release honours it.")
+                return redirect("review:item", item_id=item_id)
+        status = 400
+    detail = selectors.item_detail(item_id=item_id)
+    if detail is None:
+        raise Http404("no such item")
+    return render(request, "review/item.html", {**detail, "form": form}, status=status)
+
+
+@staff_required
+def verifiers(request):
+    sort = request.GET.get("sort", "consensus")
+    descending = request.GET.get("dir", "desc") != "asc"
+    batch = request.GET.get("batch", "")
+    try:
+        min_judgments = max(0, int(request.GET.get("min", 0) or 0))
+    except ValueError:
+        min_judgments = 0
+    data = selectors.verifier_agreement(batch=batch, min_judgments=min_judgments, sort=sort, descending=descending)
+    return render(request, "review/verifiers.html", {**data, "sort": sort, "descending": descending, "batch": batch,
+                                                      "min": min_judgments, "sorts": selectors.SORTS})
