@@ -25,6 +25,8 @@ def home(request):
         return redirect("verification:batches")
     if user.role == Role.CROWD_WORKER:
         return redirect("/annotate/")
+    if user.role == Role.RELEASE_READER:
+        return redirect("release-pages:list")
     return render(request, "home.html")
 
 

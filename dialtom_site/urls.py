@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/v1/", include("aggregation.urls")),
     path("dashboard/", include("dashboard.urls")),
     path("api/v1/releases/", include("releases.urls")),
+    path("releases/", include("releases.page_urls")),
     path("", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html"), name="api-docs"),

@@ -47,15 +47,15 @@ def guidelines(request, batch_name):
 def flag(request, batch_name):
     batch = _verifier_batch(request, batch_name)
     form = FlagForm(request.POST)
-    status, flagged, error = 200, None, None
+    flagged, error = None, None
     if form.is_valid():
         try:
             flagged = services.flag_submit(verifier=request.user, claim_id=form.cleaned_data["claim"],
                                            reason=form.cleaned_data["reason"], comment=form.cleaned_data["comment"])
         except ValidationError as exc:
-            error, status = _errors(exc), 400
+            error = _errors(exc)
     else:
-        error, status = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()), 400
+        error = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
     if request.htmx:
         # htmx swaps 200s only: the problem is explained in place.
         return render(request, "review/_flag.html", {"flag_claim": form.data.get("claim"), "flagged": flagged,

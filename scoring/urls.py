@@ -5,6 +5,7 @@ from . import api, views
 urlpatterns = [
     path("leaderboard/", views.leaderboard, name="leaderboard"),
     path("leaderboard/compare/", views.compare, name="leaderboard-compare"),
+    path("leaderboard/upload/", views.upload, name="leaderboard-upload"),
     path("leaderboard/<slug:name>/", views.run_detail, name="leaderboard-run"),
     path("api/v1/models/", api.ModelRunListApi.as_view(), name="api-models"),
     path("api/v1/models/compare/", api.ModelRunCompareApi.as_view(), name="api-models-compare"),

@@ -1,11 +1,16 @@
 """Leaderboard pages: thin doors onto the selectors (login required; staff and release readers)."""
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
 
-from . import selectors
+from releases.models import Release, ReleaseStatus
+
+from . import selectors, services
+from .forms import UploadForm
 from .models import ModelRun, ScoreStatus
-from .permissions import can_read_scores
+from .permissions import can_read_scores, can_upload_runs
 
 FACET_TITLES = {"task": "Task", "domain": "Domain", "attribute": "Attribute", "variant": "Variant"}
 
@@ -61,3 +66,33 @@ def compare(request):
         {"comparison": comparison, "problem": problem, "a": names[0], "b": names[1],
          "choices": ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED).select_related("release")},
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request):
+    """Upload a model's predictions (staff, as in the API); scoring runs as a task, then the run's page shows it."""
+    if not can_upload_runs(request.user):
+        raise PermissionDenied("uploading predictions is for staff")
+    versions = list(Release.objects.filter(status=ReleaseStatus.READY).order_by("-created_at").values_list("version", flat=True))
+    form = UploadForm(request.POST or None, request.FILES or None, releases=versions)
+    errors: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            lines = data["file"].read().decode("utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            errors = [f"{data['file'].name}:0: file: not UTF-8 ({exc.reason})"]
+        else:
+            try:
+                run = services.model_run_create(
+                    name=data["name"], model_name=data["model_name"], release=data["release"],
+                    description=data["description"], lines=lines, source=data["file"].name, uploaded_by=request.user,
+                )
+            except services.InputErrors as exc:
+                errors = exc.errors
+            else:
+                messages.success(request, f"{run.n_predictions} predictions uploaded; scoring has started.")
+                return redirect("leaderboard-run", name=run.name)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "scoring/upload.html", {"form": form, "errors": errors, "has_release": bool(versions)}, status=status)

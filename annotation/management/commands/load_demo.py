@@ -1,25 +1,49 @@
-"""Fill an empty database with the demo data set and demo accounts (`make demo`).
+"""Fill an empty database with a demo that looks like a real project (`make demo`).
 
-Idempotent: run it again and nothing is duplicated. The demo data are the bundled
-real-format samples (annotation/demo_data): a few sessions of AnnoMI, ESConv and
-PersuasionForGood, segmented into contexts, and items from the DialToM authors' release.
-Simulated verifiers answer most of the queue so the dashboard has numbers to show; one
-batch is left open for you to audit as `verifier`.
+Idempotent: run it again and nothing is duplicated. What it builds, from the bundled
+real-format samples (annotation/demo_data) and `demo_data/history.json`:
+
+- the corpora, segmented, and the DialToM authors' sample items (three batches);
+- synthetic retrospective items over the segmented contexts, in three finished (closed)
+  batches that 22 simulated verifiers of different quality and speed worked over the last
+  four weeks: their judgments come in through the judgments import (one bulk write), then
+  are spread over working hours with seconds per item drawn around each one's pace; gold
+  items in two of them; `esc-b01` was judged by the three weakest verifiers and is the
+  batch the dashboard flags;
+- the aggregation of those batches, one staff adjudication, release `v1` and two scored
+  (simulated) models on the leaderboard;
+- the authors' items half done through the real queue (claims, shuffled options,
+  comments, flags): every item has 2 of its 3 judgments, so `verifier` has real work,
+  retrospective and prospective, and meets the guidelines before the first item.
 """
 import json
+import math
 import random
+import tempfile
+from datetime import timedelta
+from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import Role, User
 from accounts.services import person_create
-from aggregation.services import aggregation_run_create, aggregation_run_execute
-from annotation.models import Batch, Context
+from aggregation.models import ItemResult
+from aggregation.services import aggregation_run_create, aggregation_run_execute, judgments_import
+from annotation.models import Attribute, Batch, Context, Item
 from references.models import ReferenceSet
 from references.services import reference_set_create
-from annotation.services import demo_data_load
-from verification.services import batch_open, item_claim_next, judgment_submit
+from annotation.services import DEMO_DATA_DIR, demo_data_load, items_import
+from releases import services as release_services
+from releases.models import Release
+from review import services as review_services
+from review.models import Flag
+from scoring import services as scoring_services
+from scoring.models import ModelRun
+from verification.models import Claim, Judgment
+from verification.services import batch_close, batch_open, claim_skip, item_claim_next, items_gold_set, judgment_submit
 
 DEMO_PASSWORD = "dialtom-demo"
 PEOPLE = [
@@ -28,9 +52,14 @@ PEOPLE = [
     ("crowd", Role.CROWD_WORKER),
     ("reader", Role.RELEASE_READER),
 ]
-SIMULATED = [("sim-verifier-1", 0.92), ("sim-verifier-2", 0.85), ("sim-verifier-3", 0.75)]
-LEFT_OPEN = "dialtom-pfg-prospective-easy"
 DEMO_REFERENCES = "demo-references"
+LIVE_BATCHES = ("dialtom-mi-retrospective", "dialtom-mi-prospective", "dialtom-pfg-prospective-easy")
+MODELS = [("sim-model-strong", "Simulated model (strong)", 0.74), ("sim-model-weak", "Simulated model (weak)", 0.41)]
+NOT_OPTIONS = ["NONE", "MULTIPLE"]
+
+
+def _history() -> dict:
+    return json.loads((DEMO_DATA_DIR / "history.json").read_text(encoding="utf-8"))
 
 
 def _person(username: str, role: str) -> User:
@@ -42,22 +71,158 @@ def _person(username: str, role: str) -> User:
     return user
 
 
-def _simulate(*, verifier: User, accuracy: float, batch: Batch, rng: random.Random) -> int:
-    """Answer every item the queue hands this simulated verifier, right with `accuracy`."""
-    answered = 0
-    while (claim := item_claim_next(verifier=verifier, batch=batch)) is not None:
-        intended = claim.item.answer
-        if intended in claim.display_order and rng.random() < accuracy:
-            choice = "ABCD"[claim.display_order.index(intended)]
-        else:
-            choice = rng.choice(["A", "B", "C", "D", "NONE"])
-        judgment_submit(verifier=verifier, claim_id=claim.pk, choice=choice, idempotency_key=rng.randbytes(16).hex())
-        answered += 1
+def _history_items(history: dict, rng: random.Random) -> list[dict]:
+    """Retrospective items (JSONL records) over the segmented demo contexts, one batch per domain."""
+    batch_of = {b["domain"]: b["name"] for b in history["batches"]}
+    records = []
+    contexts = Context.objects.filter(session__isnull=False).select_related("domain").order_by("context_id")
+    for context in contexts:
+        domain = context.domain
+        for attribute in Attribute.values:
+            fmt = {"role": domain.recipient_role, "other": domain.initiator_role}
+            options = [o.format(**fmt) for o in rng.sample(history["options"][attribute], 4)]
+            records.append({
+                "item_id": f"{context.context_id}-{attribute}", "context_id": context.context_id,
+                "task": "retrospective", "attribute": attribute, "target_speaker": "recipient",
+                "question": history["questions"][attribute].format(**fmt), "options": options,
+                "answer": rng.choice("ABCD"), "variant": "hard", "batch": batch_of[domain.code],
+            })
+    return records
+
+
+def _answer(claim: Claim, *, accuracy: float, rng: random.Random) -> str:
+    """A simulated verifier's choice (displayed letters): right with `accuracy`, else a plausible mistake."""
+    intended = claim.item.answer
+    if intended in claim.display_order and rng.random() < accuracy:
+        return "ABCD"[claim.display_order.index(intended)]
+    return rng.choice(["A", "B", "C", "D", "A", "B", "C", "D"] + NOT_OPTIONS)
+
+
+def _import_history(*, batch: Batch, workers: list[tuple[User, float]], rng: random.Random) -> int:
+    """A finished batch's judgments, through the import of judgments gathered elsewhere (one bulk
+    write instead of a queue round trip per answer): three workers an item, every worker on gold."""
+    rows = ["item_id,worker,label"]
+    for item in batch.items.order_by("item_id"):
+        for verifier, accuracy in (workers if item.is_gold else rng.sample(workers, 3)):
+            if rng.random() < accuracy:
+                label = item.answer
+            else:
+                label = rng.choice([x for x in "ABCD" if x != item.answer] + NOT_OPTIONS)
+            rows.append(f"{item.item_id},{verifier.username},{label}")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{batch.name}-judgments.csv"
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        return judgments_import(path=path)["created"]
+
+
+def _simulate(*, batch: Batch, workers: list[tuple[User, float]], rng: random.Random, comments: list[str],
+              per_item: int | None = None) -> int:
+    """Workers take turns claiming and answering until the queue has nothing left for any of them.
+    With `per_item`, a worker hands back an item that already has that many judgments."""
+    answered, active = 0, list(workers)
+    while active:
+        rng.shuffle(active)
+        for worker in list(active):
+            verifier, accuracy = worker
+            claim = item_claim_next(verifier=verifier, batch=batch)
+            if claim is None:
+                active.remove(worker)
+                continue
+            if per_item is not None and Judgment.objects.filter(item_id=claim.item_id).count() >= per_item:
+                claim_skip(verifier=verifier, claim_id=claim.pk)
+                continue
+            comment = rng.choice(comments) if rng.random() < 0.12 else ""
+            judgment_submit(verifier=verifier, claim_id=claim.pk, choice=_answer(claim, accuracy=accuracy, rng=rng),
+                            idempotency_key=rng.randbytes(16).hex(), comment=comment, source="form")
+            answered += 1
     return answered
 
 
+def _spread(*, batch: Batch, days_ago: tuple[int, int], pace: dict[int, float], rng: random.Random) -> None:
+    """Move a batch's judgments into working hours across `days_ago` (first, last), each taking
+    about its verifier's pace in seconds (log-normal), and their claims just before them."""
+    now = timezone.now()
+    start, end = now - timedelta(days=days_ago[0]), now - timedelta(days=days_ago[1])
+    judgments = list(Judgment.objects.filter(batch=batch).order_by("id"))
+    claims = []
+    for n, judgment in enumerate(judgments):
+        day = start + (end - start) * (n / max(len(judgments) - 1, 1))
+        if day.weekday() == 6:
+            day -= timedelta(days=1)
+        moment = day.replace(hour=rng.randint(8, 19), minute=rng.randint(0, 59), second=rng.randint(0, 59))
+        if moment > now:
+            moment = now - timedelta(minutes=rng.randint(10, 600))
+        seconds = max(4.0, rng.lognormvariate(math.log(pace.get(judgment.verifier_id, 35.0)), 0.45))
+        judgment.created_at = judgment.updated_at = moment
+        judgment.seconds_spent = round(seconds, 1)
+        if judgment.claim_id:
+            claims.append(Claim(pk=judgment.claim_id, claimed_at=moment - timedelta(seconds=seconds)))
+    Judgment.objects.bulk_update(judgments, ["created_at", "updated_at", "seconds_spent"], batch_size=500)
+    Claim.objects.bulk_update(claims, ["claimed_at"], batch_size=500)
+
+
+def _guidelines(batches: list[Batch]) -> None:
+    text = (DEMO_DATA_DIR / "guidelines.md").read_text(encoding="utf-8")
+    examples = json.loads((DEMO_DATA_DIR / "guideline-examples.json").read_text(encoding="utf-8"))
+    for batch in batches:
+        if not hasattr(batch, "guideline"):
+            review_services.guideline_set(batch_name=batch.name, text=text, examples=examples,
+                                          updated_by=User.objects.get(username="admin"))
+
+
+def _weakest_item(batches: list[Batch]) -> str:
+    """The aggregated item with the lowest posterior: the one a reviewer would look at first."""
+    result = (ItemResult.objects.filter(batch__in=batches, item__is_gold=False)
+              .select_related("item").order_by("posterior", "item__item_id").first())
+    return result.item.item_id
+
+
+def _flags(history: dict, *, admin: User) -> int:
+    """Verifiers flag items they answered in the live batches; staff already dismissed one."""
+    made = 0
+    for spec in history["flags"]:
+        judgment = (Judgment.objects.filter(batch__name=spec["batch"], verifier__username=spec["by"], item__is_gold=False)
+                    .exclude(claim=None).order_by("id").first())
+        if judgment is None:
+            continue
+        flag = review_services.flag_submit(verifier=judgment.verifier, claim_id=judgment.claim_id,
+                                           reason=spec["reason"], comment=spec["comment"])
+        made += 1
+        if spec["reason"] == "other":
+            review_services.flag_handle(flag_id=flag.pk, status="dismissed", staff=admin,
+                                        note="The question names the persuadee, as it should.")
+    return made
+
+
+def _release() -> Release:
+    """Release v1 of the aggregated history (built now, in this process)."""
+    for version in ("v1", f"v1-demo-{timezone.now():%Y%m%d%H%M%S}"):
+        try:
+            release = release_services.release_create(version=version, trigger="command", build=False)
+        except ValidationError:
+            continue  # the files of an earlier demo are still there: releases are immutable
+        return release_services.release_build(release_id=release.pk)
+    raise RuntimeError("no release version left")
+
+
+def _models(*, release: Release, items: list[Item], rng: random.Random, admin: User) -> list[str]:
+    names = []
+    for name, model_name, accuracy in MODELS:
+        lines = []
+        for item in items:
+            wrong = [x for x in "ABCD" if x != item.answer]
+            lines.append(json.dumps({"item_id": item.item_id,
+                                     "prediction": item.answer if rng.random() < accuracy else rng.choice(wrong)}))
+        run = scoring_services.model_run_create(name=name, model_name=model_name, release=release.version,
+                                                description="A simulated model of the demo.", lines=lines,
+                                                source=f"{name}.jsonl", uploaded_by=admin)
+        scoring_services.model_run_score(run_id=run.pk)
+        names.append(name)
+    return names
+
+
 class Command(BaseCommand):
-    help = "Load the demo data set and demo accounts (idempotent)."
+    help = "Load the demo data set, its simulated history and the demo accounts (idempotent)."
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print one JSON object of what was done, last")
@@ -66,35 +231,74 @@ class Command(BaseCommand):
         as_json = options["json"]
         data = demo_data_load(stdout=None if as_json else self.stdout)
         people = {username: _person(username, role) for username, role in PEOPLE}
-        simulated = [(_person(username, Role.VERIFIER), accuracy) for username, accuracy in SIMULATED]
+        history = _history()
         rng = random.Random(7)
-        answered = 0
-        batches = list(Batch.objects.order_by("name"))
-        for batch in batches:
-            batch_open(name=batch.name, overlap=3, pools=["verifiers"])
-            workers = simulated[:1] if batch.name == LEFT_OPEN else simulated
-            for verifier, accuracy in workers:
-                with transaction.atomic():
-                    answered += _simulate(verifier=verifier, accuracy=accuracy, batch=batch, rng=rng)
+        sims = {name: (_person(name, Role.VERIFIER), accuracy, pace) for name, accuracy, pace in history["verifiers"]}
+        pace = {user.pk: seconds for user, _, seconds in sims.values()}
+        summary = {"demo": data, "password": DEMO_PASSWORD, "judgments_simulated": 0, "aggregation_run": None,
+                   "release": None, "models": [], "flags": 0, "reference_set": DEMO_REFERENCES}
+
+        history_names = [b["name"] for b in history["batches"]]
+        if not Batch.objects.filter(name__in=history_names).exists():
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "history-items.jsonl"
+                path.write_text("".join(json.dumps(r) + "\n" for r in _history_items(history, rng)), encoding="utf-8")
+                items_import(path=path)
+        for spec in history["batches"]:
+            batch = Batch.objects.get(name=spec["name"])
+            if batch.judgments.exists():
+                continue
+            if spec["gold"]:
+                ids = list(batch.items.order_by("item_id").values_list("item_id", flat=True)[: spec["gold"]])
+                items_gold_set(item_ids=ids, is_gold=True)
+            batch_open(name=batch.name, overlap=3, pools=["verifiers"], gold_rate=0.1 if spec["gold"] else 0.0)
+            workers = [(sims[w][0], sims[w][1] * (1 - spec.get("noise", 0.0))) for w in spec["workers"]]
+            with transaction.atomic():
+                summary["judgments_simulated"] += _import_history(batch=batch, workers=workers, rng=rng)
+                _spread(batch=batch, days_ago=tuple(spec["days_ago"]), pace=pace, rng=rng)
+            batch_close(name=batch.name)  # finished work is closed: it leaves the verifiers' lists
+
+        history_batches = list(Batch.objects.filter(name__in=history_names).order_by("name"))
+        live_batches = list(Batch.objects.filter(name__in=LIVE_BATCHES).order_by("name"))
+        _guidelines(history_batches + live_batches)
+        admin = people["admin"]
+        if summary["judgments_simulated"]:
+            run = aggregation_run_create(batch_ids=[b.pk for b in history_batches], trigger="command", dispatch=False)
+            summary["aggregation_run"] = aggregation_run_execute(run_id=run.pk).pk
+            review_services.adjudication_record(
+                item_id=_weakest_item(history_batches), decision="drop", staff=admin,
+                reason="Options B and C describe the same state; the verifiers split between them.")
+        if not Release.objects.exists():
+            summary["release"] = _release().version
+        release = Release.objects.filter(status="ready").order_by("created_at").first()
+        if release is not None and not ModelRun.objects.exists():
+            items = list(Item.objects.filter(batch__in=history_batches, is_gold=False).order_by("item_id"))
+            summary["models"] = _models(release=release, items=items, rng=rng, admin=admin)
+
+        live = history["live"]
+        for batch in live_batches:
+            # The authors' items, half done: two of three judgments each, the third for `verifier`.
+            batch, _ = batch_open(name=batch.name, overlap=3, pools=["verifiers"])
+            if batch.judgments.exists():
+                continue
+            workers = [(sims[w][0], sims[w][1]) for w in live["workers"]]
+            with transaction.atomic():
+                summary["judgments_simulated"] += _simulate(batch=batch, workers=workers, rng=rng,
+                                                            comments=history["comments"], per_item=live["judgments_per_item"])
+                _spread(batch=batch, days_ago=tuple(live["days_ago"]), pace=pace, rng=rng)
+
+        if not Flag.objects.exists():
+            summary["flags"] = _flags(history, admin=admin)
         if not ReferenceSet.objects.filter(name=DEMO_REFERENCES).exists():
             # Contexts for `crowd` to write reference inferences for (stratified by domain).
             reference_set_create(name=DEMO_REFERENCES, per_context=1, size=min(6, Context.objects.count()), seed=7)
-        run = None
-        if answered:
-            run = aggregation_run_create(batch_ids=[b.pk for b in batches], trigger="command", dispatch=False)
-            run = aggregation_run_execute(run_id=run.pk)
-        summary = {
-            "demo": data,
-            "people": sorted(people) + [u.username for u, _ in simulated],
-            "password": DEMO_PASSWORD,
-            "judgments_simulated": answered,
-            "aggregation_run": run.pk if run else None,
-            "reference_set": DEMO_REFERENCES,
-        }
+        summary["people"] = sorted(people) + sorted(sims)
         if as_json:
             self.stdout.write(json.dumps(summary, default=str))
             return
-        self.stdout.write(self.style.SUCCESS(f"Simulated {answered} judgments; aggregation run: {summary['aggregation_run']}"))
+        self.stdout.write(self.style.SUCCESS(
+            f"Simulated {summary['judgments_simulated']} judgments by {len(sims)} verifiers; "
+            f"aggregation run: {summary['aggregation_run']}; release: {summary['release']}"))
         self.stdout.write("Log in at http://127.0.0.1:8000/ with password " + DEMO_PASSWORD + " as:")
         for username, role in PEOPLE:
             self.stdout.write(f"  {username:10} {Role(role).label}")

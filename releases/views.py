@@ -1,0 +1,53 @@
+"""The release browser: staff and release readers see every release, its counts and manifest,
+and download its files (through the export API, which checks permissions and sends ETags)."""
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+
+from scoring.permissions import can_read_scores
+
+from . import export, selectors
+from .models import Release
+
+
+def _reader(request):
+    if not can_read_scores(request.user):
+        raise PermissionDenied("releases are for staff and release readers")
+
+
+@login_required
+def release_list(request):
+    _reader(request)
+    return render(request, "releases/list.html", {"releases": selectors.releases_list()})
+
+
+@login_required
+def release_detail(request, version):
+    _reader(request)
+    try:
+        release = selectors.release_get(version=version)
+    except Release.DoesNotExist:
+        raise Http404("no such release") from None
+    manifest = release.manifest or {}
+    return render(request, "releases/detail.html", {
+        "release": release,
+        "manifest": manifest,
+        "manifest_json": json.dumps(manifest, indent=2, ensure_ascii=False),
+        "files": [(fmt, name, (manifest.get("files") or {}).get(name, {})) for fmt, (name, _) in export.FORMATS.items()],
+        "counts": (manifest.get("counts") or {}).items(),
+    })
+
+
+@login_required
+def release_manifest(request, version):
+    _reader(request)
+    try:
+        release = selectors.release_ready_get(version=version)
+    except Release.DoesNotExist:
+        raise Http404("no such ready release") from None
+    response = HttpResponse(json.dumps(release.manifest, indent=2, ensure_ascii=False) + "\n", content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="dialtom-{release.version}-manifest.json"'
+    return response
