@@ -1,6 +1,7 @@
 // Guidelines and flags on the audit page (progressive enhancement: both work without it).
 // G opens the batch's guidelines, Esc closes them; F opens the flag box. While the
-// guidelines or the flag box have the keyboard, the audit's own shortcuts stay quiet.
+// guidelines or the flag box have the keyboard, the audit's own shortcuts stay quiet, and
+// Enter in the flag box sends the flag, never the answer.
 (function () {
   "use strict";
   function dialog() { return document.querySelector("dialog[data-guidelines]"); }
@@ -28,6 +29,10 @@
     var inFlag = event.target && event.target.closest && event.target.closest("#flag-box");
     if ((d && d.open) || inFlag) {
       if (event.key !== "Escape") event.stopPropagation();
+      if (inFlag && event.key === "Enter" && event.target.tagName !== "TEXTAREA") {
+        var flagForm = inFlag.querySelector("form");
+        if (flagForm) { event.preventDefault(); flagForm.requestSubmit(); }
+      }
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
