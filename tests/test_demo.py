@@ -64,9 +64,10 @@ def test_demo_leaves_the_verifier_real_work_and_no_startable_empty_batch(db):
     rows = {r["batch"]: r for r in queue_progress_for_batches(verifier=verifier, batches=batches_for_verifier(verifier=verifier))}
 
     assert not Judgment.objects.filter(verifier=verifier).exists()
-    assert rows["dialtom-mi-retrospective"]["assigned"] == 6  # one slot of three left on each item
-    assert rows["dialtom-mi-prospective"]["assigned"] == 6 and rows["dialtom-pfg-prospective-easy"]["assigned"] == 6
-    assert set(rows) == {"dialtom-mi-retrospective", "dialtom-mi-prospective", "dialtom-pfg-prospective-easy"}
+    live = Batch.objects.exclude(name__in=["mi-b01", "pfg-b01", "esc-b01"])
+    assert set(rows) == set(live.values_list("name", flat=True)) and "dialtom-mi-retrospective" in rows
+    for batch in live:  # one slot of three left on each item
+        assert rows[batch.name]["assigned"] == batch.items.filter(is_gold=False).count() > 0
     assert Batch.objects.get(name="mi-b01").status == "closed"  # the finished history leaves the list
 
 

