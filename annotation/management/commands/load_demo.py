@@ -23,7 +23,6 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
@@ -194,14 +193,13 @@ def _flags(history: dict, *, admin: User) -> int:
 
 
 def _release() -> Release:
-    """Release v1 of the aggregated history (built now, in this process)."""
-    for version in ("v1", f"v1-demo-{timezone.now():%Y%m%d%H%M%S}"):
-        try:
-            release = release_services.release_create(version=version, trigger="command", build=False)
-        except ValidationError:
-            continue  # the files of an earlier demo are still there: releases are immutable
-        return release_services.release_build(release_id=release.pk)
-    raise RuntimeError("no release version left")
+    """Release v1 of the aggregated history (built now, in this process). Staff saw the warning
+    about the flagged batch esc-b01 and went on: the release records it."""
+    version = "v1"
+    if (release_services.release_root() / version).exists():  # the files of an earlier demo: releases are immutable
+        version = f"v1-demo-{timezone.now():%Y%m%d%H%M%S}"
+    release = release_services.release_create(version=version, trigger="command", build=False, acknowledge_warnings=True)
+    return release_services.release_build(release_id=release.pk)
 
 
 def _models(*, release: Release, items: list[Item], rng: random.Random, admin: User) -> list[str]:
