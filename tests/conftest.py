@@ -26,6 +26,12 @@ def crowd_worker(db):
 
 
 @pytest.fixture(autouse=True)
+def _release_root(settings, tmp_path):
+    """Release files of a test (the demo builds one too) go to its own folder, never media/."""
+    settings.RELEASE_ROOT = tmp_path / "releases"
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     """Login throttles and rate limits live in the cache: every test starts from a clean one."""
     from django.core.cache import cache

@@ -2,7 +2,6 @@ import json
 import statistics
 from io import StringIO
 
-import pytest
 from django.core.management import call_command
 
 from accounts.models import User
@@ -13,11 +12,6 @@ from review.models import Adjudication, Flag
 from scoring.models import ModelRun
 from verification.models import Judgment
 from verification.selectors import batches_for_verifier, queue_progress_for_batches
-
-
-@pytest.fixture(autouse=True)
-def _release_root(settings, tmp_path):
-    settings.RELEASE_ROOT = tmp_path / "releases"
 
 
 def _load_demo() -> dict:

@@ -32,6 +32,8 @@ def _audit_page(page):
 def _change_page(page):
     # answer the item in hand, then open "Change" on it
     page.goto(_audit_page(page))
+    if page.locator("dialog#guidelines[open]").count():  # the guidelines come before the first item
+        page.keyboard.press("Escape")
     page.keyboard.press("1")
     page.keyboard.press("Enter")
     page.wait_for_selector(".recent a:has-text('Change')")
@@ -67,19 +69,28 @@ def _linked(listing, selector):
     return find
 
 
+def _item_page(_page):
+    from review.models import Adjudication
+
+    return f"/review/items/{Adjudication.objects.first().item.item_id}/"
+
+
 def pages_for(role):
     common_errors = ["/no-such-page/"]
     return {
         "anonymous": ["/accounts/login/", _login_link_page, "/accounts/link/not-a-token/"] + common_errors,
-        "verifier": ["/verify/", _audit_page, _change_page, "/accounts/profile/", "/dashboard/", "/admin/"] + common_errors,
+        "verifier": ["/verify/", _audit_page, _change_page, "/verify/dialtom-mi-retrospective/guidelines/",
+                     "/accounts/profile/", "/dashboard/", "/admin/"] + common_errors,
         "crowd": ["/annotate/", _crowd_work_page, "/accounts/profile/", "/verify/"],
         "admin": ["/dashboard/", "/annotate/references/", _reference_set_page, "/annotate/similarity/",
                   _linked(_reference_set_page(None), "a[href*='/review/']"),
                   _linked("/annotate/similarity/", "a[href^='/annotate/similarity/'][href$='/']"),
                   "/leaderboard/", "/leaderboard/compare/", _linked("/leaderboard/", "#leaderboard a[href^='/leaderboard/']"),
                   "/accounts/profile/", "/admin/",
-                  "/admin/annotation/batch/", "/api/docs/"],
-        "reader": ["/", "/leaderboard/", _linked("/leaderboard/", "#leaderboard a[href^='/leaderboard/']"), "/accounts/profile/"],
+                  "/admin/annotation/batch/", "/api/docs/", "/review/flags/", "/review/items/", _item_page,
+                  "/review/verifiers/", "/leaderboard/upload/", "/releases/", "/releases/v1/"],
+        "reader": ["/", "/releases/v1/", "/leaderboard/", _linked("/leaderboard/", "#leaderboard a[href^='/leaderboard/']"),
+                   "/accounts/profile/"],
     }[role]
 
 

@@ -18,8 +18,7 @@ DEMO_PASSWORD = "dialtom-demo"
 
 
 @pytest.fixture
-def demo(transactional_db, settings, tmp_path):
-    settings.RELEASE_ROOT = tmp_path / "releases"
+def demo(transactional_db):
     out = StringIO()
     call_command("load_demo", "--json", stdout=out)
     return json.loads(out.getvalue().strip().splitlines()[-1])

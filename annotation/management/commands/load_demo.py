@@ -42,7 +42,7 @@ from review.models import Flag
 from scoring import services as scoring_services
 from scoring.models import ModelRun
 from verification.models import Claim, Judgment
-from verification.services import batch_close, batch_open, claim_skip, item_claim_next, items_gold_set, judgment_submit
+from verification.services import batch_close, batch_open, item_claim_next, items_gold_set, judgment_submit
 
 DEMO_PASSWORD = "dialtom-demo"
 PEOPLE = [
@@ -113,10 +113,8 @@ def _import_history(*, batch: Batch, workers: list[tuple[User, float]], rng: ran
         return judgments_import(path=path)["created"]
 
 
-def _simulate(*, batch: Batch, workers: list[tuple[User, float]], rng: random.Random, comments: list[str],
-              per_item: int | None = None) -> int:
-    """Workers take turns claiming and answering until the queue has nothing left for any of them.
-    With `per_item`, a worker hands back an item that already has that many judgments."""
+def _simulate(*, batch: Batch, workers: list[tuple[User, float]], rng: random.Random, comments: list[str]) -> int:
+    """Workers take turns claiming and answering until the queue has nothing left for any of them."""
     answered, active = 0, list(workers)
     while active:
         rng.shuffle(active)
@@ -125,9 +123,6 @@ def _simulate(*, batch: Batch, workers: list[tuple[User, float]], rng: random.Ra
             claim = item_claim_next(verifier=verifier, batch=batch)
             if claim is None:
                 active.remove(worker)
-                continue
-            if per_item is not None and Judgment.objects.filter(item_id=claim.item_id).count() >= per_item:
-                claim_skip(verifier=verifier, claim_id=claim.pk)
                 continue
             comment = rng.choice(comments) if rng.random() < 0.12 else ""
             judgment_submit(verifier=verifier, claim_id=claim.pk, choice=_answer(claim, accuracy=accuracy, rng=rng),
@@ -275,13 +270,16 @@ class Command(BaseCommand):
         live = history["live"]
         for batch in live_batches:
             # The authors' items, half done: two of three judgments each, the third for `verifier`.
-            batch, _ = batch_open(name=batch.name, overlap=3, pools=["verifiers"])
+            # Worked at k=2, then set back to k=3 in the same transaction, so the completion
+            # check that runs after the commit finds the batch still open (no aggregation yet).
             if batch.judgments.exists():
+                batch_open(name=batch.name, overlap=3, pools=["verifiers"])
                 continue
             workers = [(sims[w][0], sims[w][1]) for w in live["workers"]]
             with transaction.atomic():
-                summary["judgments_simulated"] += _simulate(batch=batch, workers=workers, rng=rng,
-                                                            comments=history["comments"], per_item=live["judgments_per_item"])
+                batch, _ = batch_open(name=batch.name, overlap=live["judgments_per_item"], pools=["verifiers"])
+                summary["judgments_simulated"] += _simulate(batch=batch, workers=workers, rng=rng, comments=history["comments"])
+                batch_open(name=batch.name, overlap=3)
                 _spread(batch=batch, days_ago=tuple(live["days_ago"]), pace=pace, rng=rng)
 
         if not Flag.objects.exists():
