@@ -175,7 +175,8 @@ def item_detail(*, item_id: str) -> dict | None:
                                               verifier_id__in=[j.verifier_id for j in judgments]):
             qualities[wr.verifier_id] = {
                 "accuracy": wr.accuracy,
-                "diagonal": {label: (wr.confusion.get(label) or {}).get(label) for label in sorted(wr.confusion)},
+                "diagonal": {label: p for label in sorted(wr.confusion)
+                             if (p := (wr.confusion.get(label) or {}).get(label)) is not None},
                 "gold_accuracy": wr.gold_accuracy,
             }
     rows = []

@@ -106,6 +106,7 @@ def test_staff_review_flags_drill_down_adjudicate_and_see_agreement_per_verifier
     page.click("text=Agreement per verifier")
     table = page.locator("#verifier-agreement tbody tr")
     expect(table).to_have_count(22)
+    screenshot(page, "agreement-per-verifier")
     best = table.first.get_attribute("data-verifier")  # by consensus, best first
     page.click("#verifier-agreement th >> text=Consensus")  # then ascending
     expect(table.last).to_have_attribute("data-verifier", best)
@@ -114,7 +115,6 @@ def test_staff_review_flags_drill_down_adjudicate_and_see_agreement_per_verifier
     page.select_option("select[name=batch]", "esc-b01")
     page.click("form.filters button")
     expect(table).to_have_count(3)
-    screenshot(page, "agreement-per-verifier")
 
 
 def test_reader_lands_on_the_releases_and_downloads_a_checked_file(demo, login, live_server, screenshot):
