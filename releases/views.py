@@ -18,6 +18,14 @@ def _reader(request):
         raise PermissionDenied("releases are for staff and release readers")
 
 
+def _release(request, version: str, *, ready: bool) -> Release:
+    _reader(request)
+    try:
+        return selectors.release_ready_get(version=version) if ready else selectors.release_get(version=version)
+    except Release.DoesNotExist:
+        raise Http404(f"no such {'ready ' if ready else ''}release") from None
+
+
 @login_required
 def release_list(request):
     _reader(request)
@@ -26,11 +34,7 @@ def release_list(request):
 
 @login_required
 def release_detail(request, version):
-    _reader(request)
-    try:
-        release = selectors.release_get(version=version)
-    except Release.DoesNotExist:
-        raise Http404("no such release") from None
+    release = _release(request, version, ready=False)
     manifest = release.manifest or {}
     return render(request, "releases/detail.html", {
         "release": release,
@@ -43,11 +47,7 @@ def release_detail(request, version):
 
 @login_required
 def release_manifest(request, version):
-    _reader(request)
-    try:
-        release = selectors.release_ready_get(version=version)
-    except Release.DoesNotExist:
-        raise Http404("no such ready release") from None
+    release = _release(request, version, ready=True)
     response = HttpResponse(json.dumps(release.manifest, indent=2, ensure_ascii=False) + "\n", content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="dialtom-{release.version}-manifest.json"'
     return response

@@ -71,9 +71,10 @@ def flag_of(*, verifier: User, item_id: int) -> Flag | None:
 # --- Adjudications ----------------------------------------------------------------------
 
 
-def _latest_decision() -> Subquery:
+def _latest_decision(item_ref: str = "item_id") -> Subquery:
+    """The decision in force on the item `item_ref` names (the latest adjudication), as a subquery."""
     return Subquery(
-        Adjudication.objects.filter(item_id=OuterRef("item_id")).order_by("-decided_at", "-id").values("decision")[:1]
+        Adjudication.objects.filter(item_id=OuterRef(item_ref)).order_by("-decided_at", "-id").values("decision")[:1]
     )
 
 
@@ -141,7 +142,7 @@ def items_search(*, q: str = "", batch: str = "", only: str = "", limit: int = 1
             "item_id", "label", "posterior", "retained")
     }
     decisions = dict(
-        Item.objects.filter(pk__in=[i.pk for i in items]).annotate(d=_latest_decision_for_item()).values_list("pk", "d")
+        Item.objects.filter(pk__in=[i.pk for i in items]).annotate(d=_latest_decision("pk")).values_list("pk", "d")
     )
     return [
         {
@@ -153,10 +154,6 @@ def items_search(*, q: str = "", batch: str = "", only: str = "", limit: int = 1
         }
         for item in items
     ]
-
-
-def _latest_decision_for_item() -> Subquery:
-    return Subquery(Adjudication.objects.filter(item_id=OuterRef("pk")).order_by("-decided_at", "-id").values("decision")[:1])
 
 
 def item_detail(*, item_id: str) -> dict | None:
