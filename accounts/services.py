@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 from redis.exceptions import RedisError
 from rest_framework.authtoken.models import Token
@@ -51,15 +52,33 @@ def login_link_token(*, user: User) -> str:
     return signing.dumps({"u": user.pk, "s": _login_state(user)}, salt=LOGIN_LINK_SALT)
 
 
-def login_link_user(*, token: str) -> User | None:
-    """The person a login token is for, or None if it is forged, expired or already used."""
+def _login_link_check(*, token: str, users) -> User | None:
     try:
         data = signing.loads(token, salt=LOGIN_LINK_SALT, max_age=_login_link_seconds())
     except signing.BadSignature:
         return None
-    user = User.objects.filter(pk=data.get("u"), is_active=True).first()
+    user = users.filter(pk=data.get("u"), is_active=True).first()
     if user is None or not constant_time_compare(data.get("s", ""), _login_state(user)):
         return None
+    return user
+
+
+def login_link_user(*, token: str) -> User | None:
+    """The person a login token is for, or None if it is forged, expired or already used.
+    Only looks: `login_link_redeem` spends the link."""
+    return _login_link_check(token=token, users=User.objects.all())
+
+
+@transaction.atomic
+def login_link_redeem(*, token: str) -> User | None:
+    """Spend a login link: the person it is for, once. Checked and spent under the person's
+    row lock, so of N simultaneous posts one gets the person and the others None (the
+    spent state, a new last_login, is what they read once the lock is theirs)."""
+    user = _login_link_check(token=token, users=User.objects.select_for_update())
+    if user is None:
+        return None
+    user.last_login = timezone.now()
+    user.save(update_fields=["last_login"])
     return user
 
 

@@ -51,7 +51,10 @@ class ThrottledLoginView(auth_views.LoginView):
 @require_http_methods(["GET", "POST"])
 def link_login(request, token):
     """A one-time login link: GET asks to confirm (link scanners do not spend it), POST logs in."""
-    user = services.login_link_user(token=token)
+    if request.method == "POST":
+        user = services.login_link_redeem(token=token)
+    else:
+        user = services.login_link_user(token=token)
     if user is None:
         return render(request, "accounts/link_login.html", {"invalid": True}, status=400)
     if request.method == "POST":
