@@ -1,5 +1,4 @@
 """Staff dashboard: one page of live fragments (htmx, every 10 s), CSV of every table, actions."""
-import csv
 from functools import wraps
 
 from django.contrib import messages
@@ -11,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.models import User
 from annotation.models import Batch
+from dialtom_site.csvfiles import csv_writer
 from releases import selectors as release_selectors
 from releases import services as release_services
 
@@ -160,7 +160,7 @@ def table_csv(request, name: str):
     header, rows = tables[name]
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="dialtom-{name}.csv"'
-    writer = csv.writer(response, lineterminator="\n")
+    writer = csv_writer(response, for_spreadsheets=True)
     writer.writerow(header)
     writer.writerows(rows())
     return response

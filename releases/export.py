@@ -6,7 +6,6 @@ order (item_id). Nested values (options, context, profile) are JSON in JSONL, an
 strings in CSV and Parquet (spec section 4). Everything is deterministic: the same
 snapshot gives the same bytes.
 """
-import csv
 import hashlib
 import hmac
 import io
@@ -18,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotation.dialtom import continuation_turns, roles_for
+from dialtom_site.csvfiles import csv_writer
 
 COLUMNS = (
     "release",
@@ -137,7 +137,8 @@ class CsvLines:
 
     def __init__(self):
         self._buffer = io.StringIO()
-        self._writer = csv.writer(self._buffer, lineterminator="\n")
+        # Faithful data, not neutralised for spreadsheets: see dialtom_site/csvfiles.py.
+        self._writer = csv_writer(self._buffer, for_spreadsheets=False)
 
     def line(self, values: Iterable) -> bytes:
         self._writer.writerow(["" if v is None else v for v in values])
@@ -185,7 +186,7 @@ def write_csv(path: Path, *, header: Iterable[str], rows: Iterable[Iterable]) ->
     """Writes a CSV file (header, then rows); returns the number of rows."""
     n = 0
     with open(path, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
+        writer = csv_writer(handle, for_spreadsheets=False)  # release data: see dialtom_site/csvfiles.py
         writer.writerow(header)
         for row in rows:
             writer.writerow(["" if v is None else v for v in row])

