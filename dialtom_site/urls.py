@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts import views as account_views
 
@@ -21,7 +21,9 @@ urlpatterns = [
     path("releases/", include("releases.page_urls")),
     path("", include("scoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html"), name="api-docs"),
+    # The split view serves Swagger UI's init script as its own response (?script): no inline script.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api_docs.html"),
+         name="api-docs"),
     path("annotate/", include("references.urls")),
     path("api/v1/", include("references.api")),
 ]

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "dialtom_site.middleware.SecurityHeadersMiddleware",
     "dialtom_site.middleware.HostileInputMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -73,6 +74,18 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+# Headers Django 5.2 has no setting for, sent in every environment (so the tests and the
+# browser tests run under the same policy as production): dialtom_site.middleware.
+# script-src 'self': no inline script, no eval, no other origin (htmx, Chart.js and the
+# API docs' Swagger UI are served from here: see STATICFILES_DIRS); inline `style`
+# attributes (progress bars) are allowed, since no style-src is set.
+SECURITY_EXTRA_HEADERS = {
+    "Content-Security-Policy": (
+        "script-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'self'; form-action 'self'"
+    ),
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 
 ROOT_URLCONF = "dialtom_site.urls"
 WSGI_APPLICATION = "dialtom_site.wsgi.application"
@@ -220,7 +233,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    # /api/docs/ works offline: Swagger UI from the npm package (STATICFILES_DIRS), no CDN.
+    # /api/docs/ works offline: Swagger UI from the npm package (STATICFILES_DIRS), no CDN, as
+    # the CSP's script-src 'self' requires (and its init script is a separate request).
     "SWAGGER_UI_DIST": "/" + STATIC_URL.strip("/") + "/vendor/swagger-ui",
     "SWAGGER_UI_FAVICON_HREF": "/" + STATIC_URL.strip("/") + "/img/favicon.svg",
     # Several models have a `status`: name each choice set after its model.

@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F401,F403
-from .base import BASE_DIR, DATABASES, INSECURE_SECRET_KEY, MIDDLEWARE, env, env_bool, env_list
+from .base import BASE_DIR, DATABASES, INSECURE_SECRET_KEY, env, env_bool, env_list
 
 DEBUG = env_bool("DEBUG", False)
 if DEBUG:
@@ -39,8 +39,11 @@ if len(DIALTOM_SHUFFLE_SECRET) < 32 or DIALTOM_SHUFFLE_SECRET == SECRET_KEY:
     )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
-if not ALLOWED_HOSTS:
-    raise ImproperlyConfigured("ALLOWED_HOSTS must name the hosts this site is served on.")
+if not ALLOWED_HOSTS or any("*" in host for host in ALLOWED_HOSTS):
+    # A wildcard lets any Host header through: password-reset and absolute links built from it.
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS must name the hosts this site is served on (no '*' wildcard, not empty)."
+    )
 
 # --- Cookies: only over HTTPS, not readable from JavaScript, not sent cross-site --------
 # The `__Host-` prefix makes browsers refuse the cookie unless it is Secure, has Path=/ and
@@ -68,14 +71,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-# Headers Django 5.2 has no setting for; set by dialtom_site.middleware.SecurityHeadersMiddleware.
-# The CSP restricts what cannot break the pages (framing, plugins, <base>, form targets).
-SECURITY_EXTRA_HEADERS = {
-    "Content-Security-Policy": "frame-ancestors 'none'; object-src 'none'; base-uri 'self'; form-action 'self'",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
-    "Cross-Origin-Resource-Policy": "same-origin",
-}
-MIDDLEWARE = [MIDDLEWARE[0], "dialtom_site.middleware.SecurityHeadersMiddleware", *MIDDLEWARE[1:]]
+# The CSP, Permissions-Policy and CORP headers come from base.py (SECURITY_EXTRA_HEADERS),
+# sent in every environment.
 
 STATIC_ROOT = Path(env("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STORAGES = {

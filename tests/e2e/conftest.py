@@ -126,3 +126,18 @@ def screenshot(tmp_path):
         return target
 
     return _take
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violations(request):
+    """Every browser test also checks that the page broke no rule of the CSP (which every
+    environment sends, `script-src 'self'` included): Chromium reports each blocked inline
+    script, eval or foreign script on the console (issue 12, break 12)."""
+    if "page" not in request.fixturenames:
+        yield
+        return
+    page = request.getfixturevalue("page")
+    violations = []
+    page.on("console", lambda message: violations.append(message.text) if "Content Security Policy" in message.text else None)
+    yield violations
+    assert not violations, "\n".join(violations[:5])

@@ -38,6 +38,8 @@ def test_check_deploy_fails_when_a_protection_is_turned_off():
     ({"SECRET_KEY": "short"}, "SECRET_KEY"),
     ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS"),
     ({"DIALTOM_SHUFFLE_SECRET": ""}, "DIALTOM_SHUFFLE_SECRET"),
+    ({"ALLOWED_HOSTS": "*"}, "ALLOWED_HOSTS"),  # issue 12, break 12: any Host header was accepted
+    ({"ALLOWED_HOSTS": "studio.example.org,*"}, "ALLOWED_HOSTS"),
 ])
 def test_production_refuses_to_start_insecure(env, message):
     done = _check_deploy(**env)
@@ -103,6 +105,7 @@ def test_gunicorn_on_production_settings_sends_security_headers_and_secure_cooki
         assert page.getheader("Cross-Origin-Opener-Policy") == "same-origin"
         csp = page.getheader("Content-Security-Policy")
         assert "frame-ancestors 'none'" in csp and "object-src 'none'" in csp
+        assert "script-src 'self';" in csp  # issue 12, break 12: no script-src at all
         assert "camera=()" in page.getheader("Permissions-Policy")
         csrf_cookie = next(c for c in page.headers.get_all("Set-Cookie") if c.startswith("__Host-csrftoken="))
         for flag in ("Secure", "HttpOnly", "SameSite=Lax", "Path=/"):
