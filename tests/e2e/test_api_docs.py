@@ -3,7 +3,8 @@ static files (npm's swagger-ui-dist), its init script is a separate same-origin 
 and the browser reports no CSP violation (the autouse check in conftest.py)."""
 
 
-def test_swagger_ui_renders_the_operations(transactional_db, live_server, page, no_csp_violations):
+def test_swagger_ui_renders_the_operations(transactional_db, live_server, login, page, no_csp_violations):
+    # `login` (unused: anonymous) opens the live server's door that the previous test shut.
     response = page.goto(f"{live_server.url}/api/docs/")
     assert "script-src 'self'" in response.headers["content-security-policy"]
     page.wait_for_selector(".opblock-summary-path", timeout=20_000)
