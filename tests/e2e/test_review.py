@@ -13,6 +13,7 @@ from accounts.models import User
 from annotation.models import Batch
 from review.models import Adjudication, Flag
 from scoring.models import ModelRun
+from verification.models import Claim
 
 DEMO_PASSWORD = "dialtom-demo"
 
@@ -54,7 +55,7 @@ def test_verifier_meets_the_guidelines_first_then_on_g_and_flags_an_item(demo, l
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
 
-    item_id = page.locator(".audit-item .muted").first.inner_text().split(" · ")[0]
+    item_id = Claim.objects.get(verifier=verifier, status="active").item.item_id  # the item in hand
     page.keyboard.press("f")
     page.check("#flag-box input[value=other]")
     page.click("#flag-box button[type=submit]")  # "other" needs a comment: the form says so
