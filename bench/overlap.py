@@ -44,7 +44,6 @@ def points(r: dict) -> dict:
 
 def svg(mean: dict, per_seed: list[dict]) -> str:
     w, h, left, bottom, top, right = 640, 420, 70, 50, 20, 20
-    xs = [x for p in per_seed for x, _ in p.values()]
     ys = [y for p in per_seed for _, y in p.values()]
     x0, x1 = 0.3, 1.05
     y0, y1 = min(ys) - 0.005, max(ys) + 0.005

@@ -10,7 +10,7 @@ from aggregation.models import BatchResult
 from tests.dashboard.world import make_world
 from tests.e2e.test_audit import make_batch
 from tests.e2e.test_every_page import AXE
-from tests.factories import ContextFactory, ItemFactory, StaffFactory, UserFactory
+from tests.factories import ContextFactory, StaffFactory, UserFactory
 
 
 @pytest.fixture
