@@ -50,3 +50,28 @@ def celery_worker(transactional_db):
     app.control.purge()
     with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30) as worker:
         yield worker
+        _wait_until_worker_idle(app)
+    app.control.purge()
+
+
+def _wait_until_worker_idle(app, *, quiet: float = 0.5, limit: float = 60) -> None:
+    """Before the database is flushed: let the tasks a test set off (a batch's aggregation, its
+    follow-ups) finish, so no worker transaction holds a table lock while TRUNCATE runs."""
+    import time
+
+    from celery.worker import state
+    from django.conf import settings
+
+    deadline = time.monotonic() + limit
+    idle_since = None
+    with app.connection_for_write() as conn:
+        client = conn.default_channel.client
+        while time.monotonic() < deadline:
+            busy = state.active_requests or state.reserved_requests or client.llen(settings.CELERY_TASK_DEFAULT_QUEUE)
+            if busy:
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since >= quiet:
+                return
+            time.sleep(0.05)
