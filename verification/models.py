@@ -4,6 +4,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from annotation.models import Batch, Item
 
@@ -44,7 +45,8 @@ class Claim(models.Model):
     batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="claims")
     status = models.CharField(max_length=10, choices=ClaimStatus.choices, default=ClaimStatus.ACTIVE)
     display_order = models.CharField(max_length=5, help_text="original letters in the order shown, e.g. CADB")
-    claimed_at = models.DateTimeField(auto_now_add=True)
+    # one instant for the claims made together (a context's retrospective row: selectors.context_row_for)
+    claimed_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     is_gold = models.BooleanField(default=False, help_text="served as an attention check")
     skip_reason = models.CharField(max_length=10, choices=SkipReason.choices, blank=True, help_text="why it was skipped")

@@ -162,6 +162,28 @@ def item_view_for(*, claim: Claim) -> dict:
     return view
 
 
+def context_row_for(*, claim: Claim, previous: Judgment | None) -> dict | None:
+    """Where a retrospective item stands in its context's row (`services.item_claim_next`
+    claims them together, so the dialogue is read once): {"position", "total", "same_dialogue"}.
+
+    The row is the claims made together with this one (same verifier, batch, context and
+    claim time); a restored skip is a row of its own. `same_dialogue` is true when the
+    verifier's previous answer (`previous`, their latest judgment in the batch) was about
+    this dialogue, so the form can fold it away. None for a prospective item or a row of one.
+    Counts claims only: nothing about an item's id, variant or gold status.
+    """
+    item = claim.item
+    if item.task != Task.RETROSPECTIVE:
+        return None
+    row = Claim.objects.filter(
+        verifier_id=claim.verifier_id, batch_id=claim.batch_id, item__context_id=item.context_id, claimed_at=claim.claimed_at
+    ).aggregate(total=Count("pk"), position=Count("pk", filter=Q(expires_at__lte=claim.expires_at)))
+    if row["total"] < 2:
+        return None
+    same = previous is not None and previous.item.context_id == item.context_id and previous.item.task == Task.RETROSPECTIVE
+    return {"position": row["position"], "total": row["total"], "same_dialogue": same}
+
+
 def judgment_view_for(*, judgment: Judgment) -> dict:
     """One of the verifier's own answers, as they gave it (displayed letters)."""
     order = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS)

@@ -43,14 +43,16 @@ def _render_audit(request, batch, *, claim=None, form=None, error=None, notice=N
             claim = services.item_claim_next(verifier=request.user, batch=batch)
         except services.VerificationError as exc:
             error, status = exc.message, exc.status
+    recent = selectors.recent_judgments_for(verifier=request.user, batch=batch)
     context = {
         "batch": batch,
         "claim": claim,
         "item": selectors.item_view_for(claim=claim) if claim else None,
+        "row": selectors.context_row_for(claim=claim, previous=recent[0] if recent else None) if claim else None,
         "form": form,
         "idempotency_key": (form.data.get("idempotency_key") if form is not None else None) or uuid.uuid4(),
         "progress": selectors.queue_progress_for(verifier=request.user, batch=batch),
-        "recent": [selectors.judgment_view_for(judgment=j) for j in selectors.recent_judgments_for(verifier=request.user, batch=batch)],
+        "recent": [selectors.judgment_view_for(judgment=j) for j in recent],
         "skipped": selectors.skipped_claims_for(verifier=request.user, batch=batch),
         "skip_reasons": SkipReason.choices,
         "error": error,

@@ -2,7 +2,8 @@
 // 1–4 pick the option shown at that position, 5 "none of the above" (prospective items),
 // N none is correct, M more than one is correct, Enter submits, S opens the skip reasons
 // (Enter then skips), Backspace undoes the answer just given (opens it to change it) for a
-// few seconds after it was saved. `?` lists them all (studio.js).
+// few seconds after it was saved, D shows or folds the dialogue again (2nd and later questions
+// about one dialogue). `?` lists them all (studio.js).
 (function () {
   "use strict";
   function form() { return document.querySelector("form[data-audit-form]"); }
@@ -38,7 +39,11 @@
     else if (key === "5") handled = pick(f, "NOTA");
     else if (key === "n" || key === "N") handled = pick(f, "NONE");
     else if (key === "m" || key === "M") handled = pick(f, "MULTIPLE");
-    else if ((key === "s" || key === "S") && panel) {
+    else if ((key === "d" || key === "D") && f.querySelector("[data-dialogue-again]")) {
+      var again = f.querySelector("[data-dialogue-again]");
+      again.open = !again.open;
+      handled = true;
+    } else if ((key === "s" || key === "S") && panel) {
       panel.open = true;
       var reason = panel.querySelector('input[name="skip_reason"]:checked') || panel.querySelector('input[name="skip_reason"]');
       if (reason) reason.focus();

@@ -174,3 +174,48 @@ def test_a_continuation_reads_as_dialogue_one_turn_a_line_with_its_speaker(clien
     continuations = [o for o in view["options"] if o["letter"] != "NOTA"]  # every prospective item offers NOTA
     assert len(continuations) == 4 and all(len(o["turns"]) in (2, 3) for o in continuations)
     assert {t["speaker"] for o in continuations for t in o["turns"]} == {"counselor", "client", ""}
+
+
+def test_a_contexts_retrospective_items_show_the_dialogue_once_in_a_row(client, verifier):
+    from .factories import context_with_items
+
+    batch = open_batch(n_items=0, overlap=1, verifiers=[verifier])
+    retrospective, _ = context_with_items(batch=batch, context_id="mi-s0001-w00", profile_variants=())
+    client.force_login(verifier)
+    audit_url, answer_url = reverse("verification:audit", args=[batch.name]), reverse("verification:answer", args=[batch.name])
+    # the first question: the dialogue in full, and how many questions it has
+    page = client.get(audit_url).content.decode()
+    assert "question 1 of 6 about this dialogue" in page and "Same dialogue" not in page
+    assert page.count('class="dialogue"') == 1 and "data-dialogue-again" not in page
+    client.post(answer_url, {"claim": hidden(page, "claim"), "idempotency_key": hidden(page, "idempotency_key"),
+                             "action": "submit", "choice": "A"})
+    # the second: the same dialogue, said so, folded (one click or D opens it), not a fresh wall of text
+    for position in range(2, 7):
+        page = client.get(audit_url).content.decode()
+        assert f"Same dialogue as the previous question: question {position} of 6 about this dialogue" in page
+        folded = re.search(r'<details class="dialogue-again" data-dialogue-again>(.*?)</details>', page, re.S)
+        assert folded and 'class="dialogue"' in folded.group(1) and page.count('class="dialogue"') == 1
+        assert "My doctor said I should cut down on drinking." in folded.group(1)
+        assert "<kbd>D</kbd> show the dialogue again" in page
+        client.post(answer_url, {"claim": hidden(page, "claim"), "idempotency_key": hidden(page, "idempotency_key"),
+                                 "action": "submit", "choice": "A"})
+    assert Judgment.objects.filter(verifier=verifier, item__in=retrospective).count() == 6
+    # nothing about the items themselves: the row note counts claims, the reference is the claim's UUID
+    for item in retrospective:
+        assert item.item_id not in page
+
+
+def test_a_skipped_question_of_a_row_does_not_fold_the_next_one(client, verifier):
+    from .factories import context_with_items
+
+    batch = open_batch(n_items=0, overlap=1, verifiers=[verifier])
+    context_with_items(batch=batch, context_id="mi-s0001-w00", profile_variants=())
+    client.force_login(verifier)
+    audit_url, answer_url = reverse("verification:audit", args=[batch.name]), reverse("verification:answer", args=[batch.name])
+    page = client.get(audit_url).content.decode()
+    client.post(answer_url, {"claim": hidden(page, "claim"), "idempotency_key": hidden(page, "idempotency_key"),
+                             "action": "skip", "skip_reason": "unclear"})
+    # no answer about this dialogue yet: the second question shows it in full, with its place in the row
+    page = client.get(audit_url).content.decode()
+    assert "question 2 of 6 about this dialogue" in page and "Same dialogue" not in page
+    assert "data-dialogue-again" not in page and page.count('class="dialogue"') == 1
