@@ -90,3 +90,54 @@ def test_verifier_audits_with_the_keyboard_only(transactional_db, live_server, p
     assert retro.displayed_label == "C" and retro.label == retro.claim.display_order[2]
     assert judgments["prospective"].label == "NONE"
     assert all(j.seconds_spent is not None for j in judgments.values())
+
+
+def test_a_contexts_retrospective_items_show_the_dialogue_once(transactional_db, live_server, page, login):
+    from tests.verification.factories import context_with_items
+
+    verifier = UserFactory(username="verifier08")
+    ensure_domains()
+    batch = Batch.objects.create(name="mi-row", overlap=1)
+    pool = Pool.objects.create(name="verifiers")
+    pool.members.add(verifier)
+    batch.pools.add(pool)
+    context_with_items(batch=batch, context_id="mi-s0007-w00", profile_variants=())
+    login(verifier)
+    page.goto(f"{live_server.url}/verify/{batch.name}/")
+    dialogue = page.locator(".dialogue")
+    note = page.locator("[data-row]")
+
+    # the first question: the dialogue in full, and how many questions are about it
+    expect(note).to_have_text("question 1 of 6 about this dialogue")
+    expect(dialogue).to_be_visible()
+    expect(dialogue).to_contain_text("Counselor: So what brings you here today?")
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+
+    for position in range(2, 7):
+        # the same dialogue, said so, folded: shown once, not again as a fresh wall of text
+        expect(note).to_have_text(f"Same dialogue as the previous question: question {position} of 6 about this dialogue")
+        expect(page.locator("#progress-text")).to_have_text(f"{position - 1} / 6 done")
+        expect(dialogue).to_have_count(1)
+        expect(dialogue).to_be_hidden()
+        if position == 3:  # D opens it, D folds it again; the answer keys still work
+            page.keyboard.press("d")
+            expect(dialogue).to_be_visible()
+            expect(dialogue).to_contain_text("Client: My doctor said I should cut down on drinking.")
+            page.keyboard.press("D")
+            expect(dialogue).to_be_hidden()
+        if position == 2:  # the folded form fits a phone and passes axe
+            from tests.e2e.test_every_page import PHONE, _axe_serious
+
+            page.set_viewport_size(PHONE)
+            assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            assert _axe_serious(page, f"/verify/{batch.name}/") == []
+        if position == 4:  # or one click on its summary
+            page.locator(".dialogue-again > summary").click()
+            expect(dialogue).to_be_visible()
+        page.keyboard.press("2")
+        page.keyboard.press("Enter")
+
+    expect(page.locator("#progress-text")).to_have_text("6 / 6 done")
+    expect(page.get_by_text("Nothing left for you")).to_be_visible()
+    assert Judgment.objects.filter(verifier=verifier).count() == 6
