@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Max, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -348,6 +348,20 @@ def claim_restore(*, verifier: User, claim_id: uuid.UUID) -> Claim:
     return claim
 
 
+def _seconds_on(*, claim: Claim, verifier: User, now: datetime) -> float:
+    """Time spent on this item: from its claim, or, for the 2nd and later items of a context's
+    retrospective row (claimed together, one lease after another), from the verifier's last
+    answer in that row, so the earlier questions' time is not counted again."""
+    started = claim.claimed_at
+    if claim.expires_at - claim.claimed_at > timedelta(minutes=claim.batch.lease_minutes):
+        last = (
+            Judgment.objects.filter(verifier=verifier, batch_id=claim.batch_id, claim__claimed_at=claim.claimed_at)
+            .aggregate(last=Max("created_at"))["last"]
+        )
+        started = max(started, last or started)
+    return round(max(0.0, (now - started).total_seconds()), 3)
+
+
 @dataclass(frozen=True)
 class Submission:
     judgment: Judgment
@@ -406,7 +420,7 @@ def judgment_submit(
                 displayed_label=displayed,
                 implausible=marks,
                 comment=(comment or "").strip()[:5000],
-                seconds_spent=round(max(0.0, (now - claim.claimed_at).total_seconds()), 3),
+                seconds_spent=_seconds_on(claim=claim, verifier=verifier, now=now),
                 idempotency_key=key,
                 source=source,
                 exposed=claim.exposed,

@@ -27,7 +27,10 @@
     var key = event.key;
     var handled = false;
     if (key === "Backspace") {
-      handled = click(document.querySelector("[data-undo-button]"));
+      var undo = document.querySelector("[data-undo-button]");
+      // A key pressed in the instant after a swap, before htmx has set the new button up.
+      if (undo && window.htmx) window.htmx.process(undo);
+      handled = click(undo);
       if (handled) event.preventDefault();
       return;
     }

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 
 import pytest
 from django.core.management import call_command
+from django.db.models import F
 
 from annotation.models import Task
 from tests.factories import StaffFactory, api_for
@@ -99,6 +100,30 @@ def test_a_contexts_retrospective_items_come_in_a_row_reserved_by_the_first_clai
     assert sorted(c.item_id for c in row) == sorted(group)
     assert len({c.expires_at for c in row}) == 6
     assert {c.item_id for c in row} <= retro_pks
+
+
+def test_time_on_a_rows_later_question_counts_from_the_answer_before_it_not_from_the_claim():
+    """The row is claimed at once; the 2nd question's seconds must not include the 1st's."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    a = verifiers(1)[0]
+    batch = open_batch(n_items=0, overlap=1, verifiers=[a])
+    context_with_items(batch=batch, context_id="mi-s0001-w00", profile_variants=())
+    first = item_claim_next(verifier=a, batch=batch)
+    assert first.item.task == Task.RETROSPECTIVE
+    # given: the row was claimed 100 s ago, and the first answer took 90 s of it
+    back = timedelta(seconds=100)
+    Claim.objects.filter(verifier=a).update(claimed_at=F("claimed_at") - back, expires_at=F("expires_at") - back)
+    one = judgment_submit(verifier=a, claim_id=first.pk, choice="A", idempotency_key=uuid.uuid4()).judgment
+    Judgment.objects.filter(pk=one.pk).update(created_at=timezone.now() - timedelta(seconds=10))
+    # when: the second question is answered now
+    second = item_claim_next(verifier=a, batch=batch)
+    two = judgment_submit(verifier=a, claim_id=second.pk, choice="A", idempotency_key=uuid.uuid4()).judgment
+    # then: the first counts from the claim, the second from the first answer
+    assert 99 <= one.seconds_spent < 130
+    assert 9 <= two.seconds_spent < 40
 
 
 def test_a_short_batch_says_how_many_it_needs_then_falls_back_to_least_exposure(settings):
