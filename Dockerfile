@@ -21,4 +21,4 @@ RUN SECRET_KEY=build-only-collectstatic-key-0123456789-abcdefghijklmnopqrstuvwxy
  && useradd --create-home --uid 1000 studio && mkdir -p /app/media && chown studio /app/media
 USER studio
 EXPOSE 8000
-CMD ["gunicorn", "dialtom_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "60", "--access-logfile", "-"]
+CMD ["gunicorn", "dialtom_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--threads", "2", "--worker-class", "gthread", "--timeout", "60", "--access-logfile", "-"]

@@ -16,4 +16,6 @@ class AccountsConfig(AppConfig):
     verbose_name = "People"
 
     def ready(self):
+        from . import authentication  # noqa: F401 (its signals forget changed tokens and users)
+
         post_migrate.connect(_project_admins_sync, dispatch_uid="accounts.project_admins_sync")

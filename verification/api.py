@@ -88,11 +88,8 @@ class NextItemView(APIView):
         name = request.query_params.get("batch", "")
         if not name:
             return Response({"detail": "the batch parameter is required", "batch": ["required"]}, status=400)
-        batch = selectors.batch_for_verifier(verifier=request.user, name=name)
-        if batch is None:
-            return Response({"detail": f"no batch {name!r} for you", "code": "not_found"}, status=404)
         try:
-            claim = services.item_claim_next(verifier=request.user, batch=batch)
+            claim = services.item_claim_next(verifier=request.user, batch_name=name)
         except services.VerificationError as exc:
             return error_response(exc)
         if claim is None:
@@ -100,10 +97,18 @@ class NextItemView(APIView):
         return Response(ItemViewSerializer(selectors.item_view_for(claim=claim)).data)
 
 
+class JudgmentAndNextSerializer(JudgmentOutSerializer):
+    next_item = ItemViewSerializer(allow_null=True, help_text="with ?next=1: your next item of the batch (null when none is left)")
+
+
 class JudgmentCreateView(APIView):
     permission_classes = [IsVerifier]
 
-    @extend_schema(request=JudgmentInSerializer, responses={201: JudgmentOutSerializer, 200: JudgmentOutSerializer})
+    @extend_schema(
+        parameters=[OpenApiParameter("next", bool, required=False, description="answer with your next item of the batch too")],
+        request=JudgmentInSerializer,
+        responses={201: JudgmentAndNextSerializer, 200: JudgmentAndNextSerializer},
+    )
     def post(self, request):
         incoming = JudgmentInSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -121,6 +126,14 @@ class JudgmentCreateView(APIView):
         except services.VerificationError as exc:
             return error_response(exc)
         body = JudgmentOutSerializer(selectors.judgment_view_for(judgment=result.judgment)).data
+        if request.query_params.get("next") in ("1", "true"):
+            # submit-and-next: the answer's response carries the next item (a retry gets the
+            # item in hand again: the live claim)
+            try:
+                claim = services.item_claim_next(verifier=request.user, batch_name=result.batch_name)
+            except services.VerificationError:
+                claim = None  # the batch was paused or closed since: nothing more to hand out
+            body["next_item"] = ItemViewSerializer(selectors.item_view_for(claim=claim)).data if claim else None
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 

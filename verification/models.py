@@ -101,16 +101,19 @@ class Judgment(models.Model):
 class QueueSlot(models.Model):
     """The queue row of one item: how many verifiers hold or have answered it, out of `needed`.
 
-    `item_claim_next` locks these rows with `FOR UPDATE SKIP LOCKED`; because the count
-    lives on the locked row, PostgreSQL re-checks `taken < needed` against the newest
-    version after the lock, so concurrent verifiers can never push an item past k. The
-    check constraint is the last line of defence.
+    The claim statement (`statements.claim_next`) locks these rows with `FOR NO KEY UPDATE
+    SKIP LOCKED` and raises `taken` with `taken < needed` in its WHERE: PostgreSQL re-checks
+    that against the newest version of the locked row, so concurrent verifiers can never push
+    an item past k. The check constraint is the last line of defence.
     """
 
     item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, primary_key=True, related_name="queue_slot")
     batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="queue_slots")
     needed = models.PositiveSmallIntegerField(help_text="judgments needed (the batch's overlap k; unbounded for gold)")
     taken = models.PositiveSmallIntegerField(default=0, help_text="active claims + answered claims/judgments")
+    answered = models.PositiveSmallIntegerField(
+        default=0, help_text="judgments stored; the answer that brings it to `needed` queues the batch's follow-up check"
+    )
     is_gold = models.BooleanField(default=False)
     priority = models.FloatField(
         default=0.0, help_text="adaptive overlap: chance one more judgment flips the retention decision (served first)"
@@ -123,11 +126,32 @@ class QueueSlot(models.Model):
             models.CheckConstraint(condition=Q(taken__lte=models.F("needed")), name="queue_slot_taken_within_needed"),
         ]
         indexes = [
-            models.Index(fields=["batch", "is_gold", "position"], condition=Q(taken__lt=models.F("needed")), name="queue_slot_open")
+            # The pick walks this index in queue order (`queue.queue_order`) and stops at the first slot it may take.
+            models.Index(
+                "batch", "is_gold", models.F("priority").desc(), "position", "item",
+                condition=Q(taken__lt=models.F("needed")), name="queue_slot_open_in_order",
+            )
         ]
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.taken}/{self.needed}"
+
+
+class QueueTurn(models.Model):
+    """One row per verifier: every claim takes a turn (`claims` goes up by one).
+
+    It is how two requests of one verifier (two tabs, a double click) never claim at once:
+    the claim statement (`statements.claim_next`) moves the counter only if it still holds
+    the value the statement started from, so the second of two concurrent requests finds it
+    moved, takes nothing, and looks again, now seeing the first one's claim. It replaces a
+    lock on the user row, without a second round trip.
+    """
+
+    verifier = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="queue_turn")
+    claims = models.PositiveBigIntegerField(default=0, help_text="claim statements this verifier has run")
+
+    def __str__(self) -> str:
+        return f"{self.verifier_id}: {self.claims}"
 
 
 class AdaptiveOverlap(models.Model):

@@ -1,9 +1,9 @@
 """The audit queue's rules, in one place: which queue slots a verifier may be given, in what
 order, when a gold item is due, and what a batch needs of its pools.
 
-`services.item_claim_next` (the claim) and `selectors.queue_progress_for_batches` (the
-progress a verifier sees) both read their rules from here, so the progress bar counts
-exactly what the queue would hand out.
+The claim statement (`statements.claim_next`, compiled from `slots_open_to` below) and
+`selectors.queue_progress_for_batches` (the progress a verifier sees) both read their rules
+from here, so the progress bar counts exactly what the queue would hand out.
 
 **The context rule** (issue 12). A prospective item's profile is its context's correct
 retrospective options, and every profile-bearing item of a context (its prospective
@@ -12,7 +12,7 @@ continuation. So, per context, a verifier gets *either* its retrospective items 
 profile-bearing item: never both, never two. "Seen" counts every claim the verifier ever
 held on the context's items (answered, skipped, lapsed: they were read) and every judgment,
 in any batch. Its retrospective items come in a row: the claim of the first reserves the
-others for the same verifier (`services.item_claim_next`), so the dialogue is read once.
+others for the same verifier (`statements.claim_next`), so the dialogue is read once.
 
 **The least-exposure fallback.** With k = 3 and the authors' shape (6 retrospective items,
 6 prospective ones) a context needs 3 + 6 × 3 = 21 different verifiers. When a batch needs
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import random
+import itertools
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -64,11 +64,27 @@ def _secret_draw(*parts) -> int:
     return int.from_bytes(digest[:8], "big") >> 1  # fits a signed bigint
 
 
+# The 24 orders four options can be shown in; a draw from the secret picks one.
+DISPLAY_ORDERS = tuple("".join(p) for p in itertools.permutations(OPTION_LETTERS))
+
+
 def display_order_for(*, verifier_id: int, item_pk: int) -> str:
-    """The order the options are shown to one verifier: reproducible, unguessable without the secret."""
-    letters = list(OPTION_LETTERS)
-    random.Random(_secret_draw("display", verifier_id, item_pk)).shuffle(letters)
-    return "".join(letters)
+    """The order the options are shown to one verifier: reproducible, unguessable without the secret.
+
+    The claim statement computes the same in SQL (`statements.display_order_sql`), from the
+    HMAC keys of `hmac_pads()`; a test holds the two to the same answers.
+    """
+    return DISPLAY_ORDERS[_secret_draw("display", verifier_id, item_pk) % len(DISPLAY_ORDERS)]
+
+
+def hmac_pads() -> tuple[bytes, bytes]:
+    """HMAC-SHA256's inner and outer padded keys for the shuffle secret: with them, SQL's
+    `sha256(outer || sha256(inner || message))` is `hmac.new(shuffle_key(), message, sha256)`."""
+    key = shuffle_key()
+    if len(key) > 64:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(64, b"\0")
+    return bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
 
 
 def queue_position_for(*, item_id: str) -> int:
@@ -113,13 +129,19 @@ def exposure_rule(verifier: User) -> Q:
     )
 
 
-def slots_open_to(*, verifier: User, batch_ids, exposure_allowed: bool = False) -> QuerySet[QueueSlot]:
+def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> QuerySet[QueueSlot]:
     """Slots that still need judgments, that this verifier has not been served, and that the
-    context rule allows (or, under the fallback, all of those, annotated `exposed`/`exposure`)."""
+    context rule allows (or, under the fallback, all of those, annotated `exposed`/`exposure`).
+
+    `verifier` and `batch_ids` may be SQL expressions: the claim statement (`statements.py`)
+    compiles this very queryset into its pick, so the rules are written once.
+    """
     mine = Claim.objects.filter(item_id=OuterRef("item_id"), verifier=verifier, status__in=SERVED)
     judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
+    if not hasattr(batch_ids, "resolve_expression"):
+        batch_ids = list(batch_ids)
     qs = (
-        QueueSlot.objects.filter(batch_id__in=list(batch_ids), taken__lt=F("needed"))
+        QueueSlot.objects.filter(batch_id__in=batch_ids, taken__lt=F("needed"))
         .exclude(Exists(mine))
         .exclude(Exists(judged))
         .annotate(exposed=ExpressionWrapper(exposure_rule(verifier), output_field=BooleanField()))

@@ -16,15 +16,15 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, F, Max
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Pool, User
-from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Context, Item, Task
+from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item
 
-from . import queue
-from .locks import claims_for_update, group_slots_for_update, judgments_for_update, open_slots_for_update, verifier_for_update
+from . import queue, statements
+from .locks import claims_for_update, judgments_for_update
 from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot, SkipReason
 from .queue import display_order_for  # noqa: F401 (re-exported: the order a claim shows)
 
@@ -100,13 +100,6 @@ def _enqueue_after_commit(task, **kwargs) -> None:
     transaction.on_commit(send)
 
 
-def _check_can_work(*, verifier: User, batch: Batch) -> None:
-    if not verifier.can_audit:
-        raise VerificationError("only verifiers and baseline participants work the audit queue", code="forbidden", status=403)
-    if not batch.pools.filter(members=verifier).exists():
-        raise VerificationError(f"batch {batch.name} is not open to you", code="forbidden", status=403)
-
-
 def _check_open(*, batch: Batch) -> None:
     if batch.status != BatchStatus.OPEN:
         raise VerificationError(f"batch {batch.name} is {batch.status}", code=f"batch_{batch.status}", status=409)
@@ -126,6 +119,7 @@ def batch_queue_sync(*, batch: Batch) -> int:
             batch=batch,
             needed=GOLD_NEEDED if gold else max(batch.overlap, n),
             taken=n,
+            answered=n,
             is_gold=gold,
             position=queue.queue_position_for(item_id=item_id),
         )
@@ -155,84 +149,19 @@ def _slots_release(counts: Counter) -> None:
         QueueSlot.objects.filter(pk=item_id).update(taken=F("taken") - counts[item_id])
 
 
-def _gold_due(*, verifier: User, batch: Batch) -> bool:
-    if batch.gold_rate <= 0:
-        return False
-    counts = Claim.objects.filter(verifier=verifier, batch=batch, status__in=queue.SERVED).aggregate(
-        total=Count("pk"), gold=Count("pk", filter=Q(is_gold=True))
-    )
-    return queue.gold_due(served=counts["total"], gold_served=counts["gold"], rate=batch.gold_rate)
+# How often a claim looks again when another request got in its way (the verifier's other
+# tab; the context it picked being claimed by someone else at that instant: they commit in ms).
+ROUNDS = 50
 
 
-# How many candidates one look at the queue fetches, and how often the claim looks again when
-# every candidate was being claimed by someone else at that very moment (they commit in ms).
-CANDIDATES = 8
-ROUNDS = 20
-
-
-def _candidates(*, verifier: User, batch: Batch, gold: bool, exposure_allowed: bool, passed: set[int]) -> list[QueueSlot]:
-    """The next open slots in queue order (not locked: the claim locks what it takes)."""
-    return list(
-        queue.slots_open_to(verifier=verifier, batch_ids=[batch.pk], exposure_allowed=exposure_allowed)
-        .filter(is_gold=gold)
-        .exclude(item__context_id__in=passed)
-        .select_related("item", "item__context__domain")
-        .order_by(*queue.queue_order(exposure_allowed=exposure_allowed))[:CANDIDATES]
-    )
-
-
-def _slots_take(*, verifier: User, batch: Batch, candidate: QueueSlot, exposure_allowed: bool) -> list[QueueSlot]:
-    """Lock what claiming `candidate` takes: itself, or, for a retrospective item, every open
-    retrospective item of its context (read the dialogue once, answer them in a row).
-
-    The context row is the mutex of its retrospective group (`SKIP LOCKED`: another verifier
-    taking the same group now means move on); the group's slots are then locked in item
-    order and `taken < needed` is re-checked on each locked row, so no item passes k.
-    Returns [] when someone else holds it.
-    """
-    item = candidate.item
-    if item.task != Task.RETROSPECTIVE:
-        slot = open_slots_for_update().filter(pk=candidate.pk, taken__lt=F("needed")).first()
-        if slot is None:
-            return []
-        slot.item, slot.exposed = item, candidate.exposed
-        return [slot]
-    context = Context.objects.select_for_update(skip_locked=True, no_key=True).filter(pk=item.context_id).order_by()
-    if not context.values_list("pk", flat=True)[:1]:
-        return []
-    pks = (
-        queue.slots_open_to(verifier=verifier, batch_ids=[batch.pk], exposure_allowed=exposure_allowed)
-        .filter(item__context_id=item.context_id, item__task=Task.RETROSPECTIVE)
-        .values("pk")
-    )
-    group = list(group_slots_for_update().filter(pk__in=pks, taken__lt=F("needed")).select_related("item", "item__context__domain"))
-    for slot in group:
-        slot.exposed = candidate.exposed
-    return group
-
-
-def _slots_pick(*, verifier: User, batch: Batch, exposure_allowed: bool) -> list[QueueSlot]:
-    """Lock the slots of the verifier's next claim: gold first when one is due, then the queue's order."""
-    kinds = (True, False) if _gold_due(verifier=verifier, batch=batch) else (False,)
-    for _ in range(ROUNDS):
-        contended = False
-        for gold in kinds:
-            passed: set[int] = set()
-            while candidates := _candidates(
-                verifier=verifier, batch=batch, gold=gold, exposure_allowed=exposure_allowed, passed=passed
-            ):
-                for candidate in candidates:
-                    if candidate.item.context_id in passed:
-                        continue
-                    taken = _slots_take(verifier=verifier, batch=batch, candidate=candidate, exposure_allowed=exposure_allowed)
-                    if taken:
-                        return taken
-                    passed.add(candidate.item.context_id)
-                    contended = True
-        if not contended:
-            return []
-        time.sleep(0.005)  # every open slot was being claimed right now: look again
-    return []
+def _claim_attempts(*, verifier: User, batch_name: str, exposure_allowed: bool) -> statements.NextResult:
+    for attempt in range(ROUNDS):
+        result = statements.claim_next(verifier_id=verifier.pk, batch_name=batch_name, exposure_allowed=exposure_allowed)
+        if not result.contended:
+            return result
+        if attempt >= 2:
+            time.sleep(0.001 * min(attempt, 10))
+    return result
 
 
 def _exposure_allowed(*, batch: Batch) -> bool:
@@ -243,66 +172,40 @@ def _exposure_allowed(*, batch: Batch) -> bool:
 # --- claims and judgments ----------------------------------------------------------------
 
 
-def _live_claim(*, verifier: User, batch: Batch, now: datetime) -> Claim | None:
-    return (
-        Claim.objects.filter(verifier=verifier, batch=batch, status=ClaimStatus.ACTIVE, expires_at__gt=now)
-        .select_related("item", "item__context__domain", "batch")
-        .order_by("expires_at", "claimed_at")
-        .first()
-    )
+def item_claim_next(*, verifier: User, batch: Batch | None = None, batch_name: str | None = None) -> Claim | None:
+    """The verifier's next item of the batch (given as a `Batch` or by name): its live claim,
+    or a new claim on an item that still needs judgments and that the queue's rules
+    (`queue.py`) allow. None when nothing is left.
 
-
-@transaction.atomic
-def item_claim_next(*, verifier: User, batch: Batch) -> Claim | None:
-    """The verifier's next item of the batch: its live claim, or a new claim on an item that
-    still needs judgments and that the queue's rules (`queue.py`) allow. None when nothing is left.
-
-    A retrospective item comes with the other open retrospective items of its context: all
-    are claimed at once, with leases one after the other, and served in a row. SKIP LOCKED
-    lets many verifiers claim at once without waiting on each other, and `taken < needed`
-    is re-checked on each locked row, so no item passes k.
+    One statement does it in the common case (`statements.claim_next`). A retrospective item
+    comes with the other open retrospective items of its context: all are claimed at once,
+    with leases one after the other, and served in a row. SKIP LOCKED lets many verifiers
+    claim at once without waiting on each other, and `taken < needed` is re-checked on each
+    locked row, so no item passes k. Only when the queue looks empty does this return lapsed
+    leases to the pool, create the slots of items added since, and, in a batch short of
+    verifiers, fall back to least exposure.
     """
-    _check_can_work(verifier=verifier, batch=batch)
-    verifier_for_update(verifier_id=verifier.pk)
-    now = timezone.now()
-    live = _live_claim(verifier=verifier, batch=batch, now=now)
-    if live is not None and batch.status != BatchStatus.CLOSED:
-        return live  # a paused batch still lets a verifier finish the items in hand
-    _check_open(batch=batch)
-    slots = _slots_pick(verifier=verifier, batch=batch, exposure_allowed=False)
-    if not slots:
-        # Only when the queue looks empty: return lapsed leases to the pool and create the
-        # slots of items added since, then look again. Keeps the common path short.
-        expired = claims_expire(batch=batch, now=now)
-        created = 0
-        if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists():
-            created = batch_queue_sync(batch=batch)
-        if expired or created:
-            slots = _slots_pick(verifier=verifier, batch=batch, exposure_allowed=False)
-    if not slots and _exposure_allowed(batch=batch):
-        slots = _slots_pick(verifier=verifier, batch=batch, exposure_allowed=True)
-    if not slots:
-        return None
-    QueueSlot.objects.filter(pk__in=[slot.pk for slot in slots]).update(taken=F("taken") + 1)
-    lease = timedelta(minutes=batch.lease_minutes)
-    claims = Claim.objects.bulk_create(
-        [
-            Claim(
-                item_id=slot.item_id,
-                verifier=verifier,
-                batch=batch,
-                display_order=display_order_for(verifier_id=verifier.pk, item_pk=slot.item_id),
-                claimed_at=now,
-                expires_at=now + lease * (n + 1),  # one lease each, answered in a row
-                is_gold=slot.is_gold,
-                exposed=slot.exposed,
-            )
-            for n, slot in enumerate(slots)
-        ]
-    )
-    claim = claims[0]
-    claim.item = slots[0].item  # fetched with its context and domain by the pick
-    return claim
+    if not verifier.can_audit:
+        raise VerificationError("only verifiers and baseline participants work the audit queue", code="forbidden", status=403)
+    name = batch.name if batch is not None else batch_name
+    result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=False)
+    if result.claim is not None:
+        return result.claim
+    if not result.found:
+        if batch is None:
+            raise VerificationError(f"no batch {name!r} for you", code="not_found", status=404, field="batch")
+        raise VerificationError(f"batch {name} is not open to you", code="forbidden", status=403)
+    status = result.batch_status
+    if status != BatchStatus.OPEN:
+        raise VerificationError(f"batch {name} is {status}", code=f"batch_{status}", status=409)
+    batch = batch if batch is not None else Batch.objects.get(name=name)
+    expired = claims_expire(batch=batch)
+    created = batch_queue_sync(batch=batch) if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists() else 0
+    if expired or created:
+        result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=False)
+    if result.claim is None and result.found and _exposure_allowed(batch=batch):
+        result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=True)
+    return result.claim
 
 
 def _claim_locked(*, verifier: User, claim_id, related: tuple[str, ...] = ()) -> Claim:
@@ -366,9 +269,9 @@ def _seconds_on(*, claim: Claim, verifier: User, now: datetime) -> float:
 class Submission:
     judgment: Judgment
     created: bool
+    batch_name: str = ""  # the batch of the answered item (submit-and-next asks it for the next one)
 
 
-@transaction.atomic
 def judgment_submit(
     *,
     verifier: User,
@@ -388,19 +291,53 @@ def judgment_submit(
         key = uuid.UUID(str(idempotency_key))
     except ValueError:
         raise VerificationError("idempotency_key must be a UUID", field="idempotency_key") from None
+    value = (choice or "").strip().upper()
+    marks = [(m or "").strip().upper() for m in implausible]
+    comment = (comment or "").strip()[:5000]
+    if value in (*OPTION_LETTERS, NOTA, *VERDICTS) and all(m in OPTION_LETTERS for m in marks):
+        try:
+            stored = statements.judgment_store(
+                verifier_id=verifier.pk, claim_id=claim_id, idempotency_key=key, choice=value, marks=marks,
+                comment=comment, source=source,
+            )
+        except ValueError:  # not a UUID: the slow path says so
+            stored = None
+        if stored is not None:
+            if stored.filled:
+                _item_filled(batch_id=stored.judgment.batch_id)
+            return Submission(stored.judgment, True, stored.batch_name)
+    return _judgment_submit_checked(
+        verifier=verifier, claim_id=claim_id, choice=value, key=key, marks=marks, comment=comment, source=source
+    )
+
+
+def _item_filled(*, batch_id: int) -> None:
+    """An item reached the judgments it needs: check the batch (complete? adaptive refit?)
+    once this commits. Not on every answer: only this one can change the answer."""
+    from .tasks import batch_progress_check
+
+    _enqueue_after_commit(batch_progress_check, batch_id=batch_id)
+
+
+@transaction.atomic
+def _judgment_submit_checked(
+    *, verifier: User, claim_id, choice: str, key: uuid.UUID, marks: list[str], comment: str, source: str
+) -> Submission:
+    """`judgment_submit` step by step: replays, answered or lapsed claims, closed batches and
+    refused answers, each with its reason."""
     existing = Judgment.objects.filter(idempotency_key=key).first()
     if existing is not None:
         if existing.verifier_id != verifier.pk:
             raise VerificationError("idempotency_key already used", code="key_reused", field="idempotency_key")
-        return Submission(existing, False)
+        return Submission(existing, False, existing.batch.name)
     claim = _claim_locked(verifier=verifier, claim_id=claim_id, related=("batch", "item"))
     previous = Judgment.objects.filter(item_id=claim.item_id, verifier=verifier).first()
     if previous is not None:
-        return Submission(previous, False)
+        return Submission(previous, False, claim.batch.name)
     if claim.batch.status == BatchStatus.CLOSED:
         raise VerificationError(f"batch {claim.batch.name} is closed", code="batch_closed", status=409)
     label, displayed = choice_to_label(display_order=claim.display_order, item=claim.item, choice=choice)
-    marks = implausible_to_original(display_order=claim.display_order, marks=implausible)
+    marks = implausible_to_original(display_order=claim.display_order, marks=marks)
     if claim.status != ClaimStatus.ACTIVE:
         # The lease ran out (or the item was skipped): answer anyway if the item still needs it.
         retaken = QueueSlot.objects.filter(pk=claim.item_id, taken__lt=F("needed")).update(taken=F("taken") + 1)
@@ -419,7 +356,7 @@ def judgment_submit(
                 label=label,
                 displayed_label=displayed,
                 implausible=marks,
-                comment=(comment or "").strip()[:5000],
+                comment=comment,
                 seconds_spent=_seconds_on(claim=claim, verifier=verifier, now=now),
                 idempotency_key=key,
                 source=source,
@@ -429,14 +366,15 @@ def judgment_submit(
         same = Judgment.objects.filter(idempotency_key=key, verifier=verifier).first()
         if same is None:
             raise VerificationError("idempotency_key already used", code="key_reused", field="idempotency_key") from None
-        return Submission(same, False)
+        return Submission(same, False, claim.batch.name)
     claim.status = ClaimStatus.ANSWERED
     claim.save(update_fields=["status"])
     judgment.claim, judgment.item = claim, claim.item
-    from .tasks import batch_progress_check
-
-    _enqueue_after_commit(batch_progress_check, batch_id=claim.batch_id)
-    return Submission(judgment, True)
+    slot = QueueSlot.objects.filter(pk=claim.item_id)
+    slot.update(answered=F("answered") + 1)
+    if slot.filter(answered__gte=F("needed")).exists():
+        _item_filled(batch_id=claim.batch_id)
+    return Submission(judgment, True, claim.batch.name)
 
 
 @transaction.atomic

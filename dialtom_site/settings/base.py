@@ -213,7 +213,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # --- REST framework -------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -263,6 +263,8 @@ DIALTOM_EXPOSED_JUDGMENTS = env("DIALTOM_EXPOSED_JUDGMENTS", "exclude")
 # Verification queue defaults (a batch may override them).
 DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
 DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))
+# API tokens found are remembered this long in each process (accounts/authentication.py); 0 = look up every time
+DIALTOM_TOKEN_CACHE_SECONDS = float(env("DIALTOM_TOKEN_CACHE_SECONDS", "10"))
 # Retention: an item is kept when DS confirms its intended answer with at least this posterior.
 DIALTOM_RETENTION_THRESHOLD = float(env("DIALTOM_RETENTION_THRESHOLD", "0.5"))
 # Dawid–Skene (crowd-kit) EM settings, recorded on every aggregation run.
