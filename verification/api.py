@@ -94,7 +94,9 @@ class NextItemView(APIView):
             return error_response(exc)
         if claim is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(ItemViewSerializer(selectors.item_view_for(claim=claim)).data)
+        # `item_view_for` is the one place an item becomes what a verifier sees: already in
+        # ItemViewSerializer's shape (the schema), so no serializer is built per request
+        return Response(selectors.item_view_for(claim=claim))
 
 
 class JudgmentAndNextSerializer(JudgmentOutSerializer):
@@ -125,7 +127,7 @@ class JudgmentCreateView(APIView):
             )
         except services.VerificationError as exc:
             return error_response(exc)
-        body = JudgmentOutSerializer(selectors.judgment_view_for(judgment=result.judgment)).data
+        body = selectors.judgment_view_for(judgment=result.judgment)  # JudgmentOutSerializer's shape
         if request.query_params.get("next") in ("1", "true"):
             # submit-and-next: the answer's response carries the next item (a retry gets the
             # item in hand again: the live claim)
@@ -133,7 +135,7 @@ class JudgmentCreateView(APIView):
                 claim = services.item_claim_next(verifier=request.user, batch_name=result.batch_name)
             except services.VerificationError:
                 claim = None  # the batch was paused or closed since: nothing more to hand out
-            body["next_item"] = ItemViewSerializer(selectors.item_view_for(claim=claim)).data if claim else None
+            body["next_item"] = selectors.item_view_for(claim=claim) if claim else None
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 

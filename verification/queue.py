@@ -133,15 +133,17 @@ def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> Que
     """Slots that still need judgments, that this verifier has not been served, and that the
     context rule allows (or, under the fallback, all of those, annotated `exposed`/`exposure`).
 
-    `verifier` and `batch_ids` may be SQL expressions: the claim statement (`statements.py`)
+    `verifier` and `batch_ids` may be SQL expressions (`batch_ids` then names one batch): the claim statement (`statements.py`)
     compiles this very queryset into its pick, so the rules are written once.
     """
     mine = Claim.objects.filter(item_id=OuterRef("item_id"), verifier=verifier, status__in=SERVED)
     judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
-    if not hasattr(batch_ids, "resolve_expression"):
-        batch_ids = list(batch_ids)
+    if hasattr(batch_ids, "resolve_expression"):  # one batch, as SQL: `batch_id = (…)` lets a pick walk the queue index
+        in_batches = Q(batch_id=batch_ids)
+    else:
+        in_batches = Q(batch_id__in=list(batch_ids))
     qs = (
-        QueueSlot.objects.filter(batch_id__in=batch_ids, taken__lt=F("needed"))
+        QueueSlot.objects.filter(in_batches, taken__lt=F("needed"))
         .exclude(Exists(mine))
         .exclude(Exists(judged))
         .annotate(exposed=ExpressionWrapper(exposure_rule(verifier), output_field=BooleanField()))

@@ -191,6 +191,8 @@ def item_claim_next(*, verifier: User, batch: Batch | None = None, batch_name: s
     result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=False)
     if result.claim is not None:
         return result.claim
+    if result.contended:  # never "nothing left" when the truth is "too busy to tell"
+        raise VerificationError("the queue is busy: ask again in a moment", code="busy", status=503)
     if not result.found:
         if batch is None:
             raise VerificationError(f"no batch {name!r} for you", code="not_found", status=404, field="batch")

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from functools import cache
 
 import psycopg
+from psycopg import _queries
 from django.db import connection
-from django.db.models import BooleanField
+from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
 from accounts.models import Pool
@@ -61,10 +62,23 @@ def _compile(queryset) -> tuple[str, tuple]:
     return queryset.query.get_compiler(connection=connection).as_sql()
 
 
+class _ConvertedOnce(_queries.PostgresQuery):
+    """psycopg converts a query's `%s` placeholders on every run unless the query is short
+    (4 KiB); these two are longer, and always the same two: convert each once."""
+
+    def convert(self, query, vars) -> None:
+        self.query, self._want_formats, self._order, self._parts = _queries._query2pg(
+            self._ensure_bytes(query), self._tx.encoding
+        )
+        self.dump(vars)
+
+
 class _PreparedCursor(psycopg.Cursor):
     """Server-side binding, always prepared: PostgreSQL plans the statement once per connection.
     (Django turns psycopg's automatic preparing off, for connection poolers' sake; these two
     statements ask for it.)"""
+
+    _query_cls = _ConvertedOnce
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
         return super().execute(query, params, prepare=True, binary=binary)
@@ -86,7 +100,7 @@ def _execute(sql: str, params) -> tuple:
 # --- next item -------------------------------------------------------------------------------
 
 VERIFIER = RawSQL("(SELECT v FROM arg)", ())
-BATCH = RawSQL("SELECT id FROM b", ())
+BATCH = RawSQL("(SELECT id FROM b)", ())  # one scalar: `batch_id = …`, so the pick can walk the queue index
 
 
 def display_order_sql(verifier: str, item: str) -> str:
@@ -128,6 +142,18 @@ def _row_sql(*, exposure_allowed: bool) -> tuple[str, tuple]:
     return f"{sql} FOR NO KEY UPDATE OF {_table(QueueSlot)}", params
 
 
+def _waiting_sql(*, exposure_allowed: bool) -> tuple[str, tuple]:
+    """Whether a slot this verifier may take is open but locked by other claims in flight
+    (SKIP LOCKED hid it): then "nothing left" would be wrong, and the claim looks again."""
+    due = RawSQL("(SELECT due FROM gold)", (), output_field=BooleanField())
+    queryset = (
+        queue.slots_open_to(verifier=VERIFIER, batch_ids=BATCH, exposure_allowed=exposure_allowed)
+        .filter(Q(is_gold=False) | Q(due))
+        .values("item_id")[:1]
+    )
+    return _compile(queryset)
+
+
 CLAIM_FIELDS = [f.column for f in Claim._meta.concrete_fields]
 
 
@@ -136,6 +162,7 @@ def _claim_next_sql(exposure_allowed: bool) -> tuple[str, tuple]:
     pick_gold, gold_params = _pick_sql(gold=True, exposure_allowed=exposure_allowed, after_gold=False)
     pick_any, any_params = _pick_sql(gold=False, exposure_allowed=exposure_allowed, after_gold=True)
     row, row_params = _row_sql(exposure_allowed=exposure_allowed)
+    waiting, waiting_params = _waiting_sql(exposure_allowed=exposure_allowed)
     exposed = "exposed" if exposure_allowed else "false AS exposed"
     members = Pool.members.through
     pools = Batch.pools.through
@@ -208,7 +235,8 @@ ins AS (
     RETURNING {claim_cols}
 )
 SELECT (SELECT count(*) FROM b), (SELECT status FROM b), (SELECT count(*) FROM turn),
-       (SELECT count(*) FROM pick), (SELECT count(*) FROM ins),
+       (SELECT count(*) FROM pick),
+       CASE WHEN EXISTS (SELECT 1 FROM turn) AND NOT EXISTS (SELECT 1 FROM pick) THEN EXISTS ({waiting}) ELSE false END,
        {", ".join(_columns(Claim, "c") + _columns(Item, "i") + _columns(Context, "x") + _columns(Domain, "d") + _columns(Batch, "bb"))}
 FROM (SELECT 1) AS one
 LEFT JOIN LATERAL (
@@ -221,7 +249,7 @@ LEFT JOIN {_table(Context)} x ON x.id = i.context_id
 LEFT JOIN {_table(Domain)} d ON d.code = x.domain_id
 LEFT JOIN {_table(Batch)} bb ON bb.id = c.batch_id
 """
-    return sql, gold_params + any_params + row_params
+    return sql, gold_params + any_params + row_params + waiting_params
 
 
 @dataclass(frozen=True)
@@ -233,7 +261,8 @@ class NextResult:
     found: bool  # the batch exists and is open to this verifier's pools
     batch_status: str | None
     turned: bool  # this verifier's turn was free (False: another request of theirs ran at once)
-    picked: bool  # a slot was picked (False with `turned`: nothing the rules allow is left)
+    picked: bool  # a slot was picked
+    waiting: bool  # none was picked, but open slots it may take are being claimed by others right now
 
     @property
     def contended(self) -> bool:
@@ -241,7 +270,7 @@ class NextResult:
         claimed by someone else this instant): looking again will do."""
         if self.claim is not None or not self.found or self.batch_status != BatchStatus.OPEN:
             return False
-        return not self.turned or self.picked
+        return not self.turned or self.picked or self.waiting
 
 
 def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False) -> NextResult:
@@ -249,7 +278,7 @@ def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = Fa
     sql, tail = _claim_next_sql(exposure_allowed)
     inner, outer = queue.hmac_pads()
     row = _execute(sql, (verifier_id, batch_name, inner, outer, list(queue.DISPLAY_ORDERS), *tail))
-    found, status, turned, picked, _claimed = row[:5]
+    found, status, turned, picked, waiting = row[:5]
     values = row[5:]
     claim = None
     if values[0] is not None:
@@ -262,7 +291,7 @@ def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = Fa
         context.domain = domain
         item.context = context
         claim.item, claim.batch = item, batch
-    return NextResult(claim=claim, found=bool(found), batch_status=status, turned=bool(turned), picked=bool(picked))
+    return NextResult(claim=claim, found=bool(found), batch_status=status, turned=bool(turned), picked=bool(picked), waiting=bool(waiting))
 
 
 # --- an answer -------------------------------------------------------------------------------

@@ -159,3 +159,17 @@ def test_the_claim_statement_is_prepared_and_its_plan_reused():
         prepared = cursor.fetchall()
     assert any("INSERT INTO" in sql and "queueturn" in sql and runs >= 1 for sql, runs in prepared), prepared
     assert any("verification_judgment" in sql and "ON CONFLICT DO NOTHING" in sql for sql, _ in prepared), prepared
+
+
+def test_the_api_returns_exactly_what_its_documented_serializers_would():
+    from verification.api import ItemViewSerializer, JudgmentOutSerializer
+
+    person = verifiers(1)[0]
+    batch = open_batch(n_items=1, n_prospective=1, verifiers=[person], overlap=1)
+    api = api_for(person)
+    for _ in range(2):
+        view = api.get("/api/v1/next-item/", {"batch": batch.name}).json()
+        assert dict(ItemViewSerializer(view).data) == view
+        answer = api.post("/api/v1/judgments/", {"claim": view["claim"], "choice": "A",
+                                                  "idempotency_key": str(uuid.uuid4())}, format="json").json()
+        assert dict(JudgmentOutSerializer(answer).data) == answer
