@@ -178,6 +178,7 @@ class Gunicorn:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
+        Path(self.log_file.name).unlink(missing_ok=True)
 
 
 def call(port: int, method: str, path: str, *, token: str | None = None, body=None, timeout: float = 600) -> tuple[int, object]:
@@ -273,7 +274,7 @@ class Target:
 
 def studio_tree_for_rev(rev: str) -> Path:
     sha = git("rev-parse", "--short", f"{rev}^{{commit}}")
-    tree = Path(tempfile.gettempdir()) / f"studio-{sha}"
+    tree = Path(tempfile.gettempdir()) / f"studio-{sha}-{os.getpid()}"
     if tree.exists():
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
         shutil.rmtree(tree, ignore_errors=True)
@@ -498,6 +499,15 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def statuses(rows: list[dict]) -> str:
+    lines = []
+    for r in rows:
+        if r.get("statuses"):
+            counts = ", ".join(f"{k}: {v:,}" for k, v in sorted(r["statuses"].items()))
+            lines.append(f"- {r['server']}, {r['mode']}, {r['annotators']}: {counts}")
+    return "\n".join(lines)
+
+
 def ratios(rows: list[dict], levels: list[int]) -> tuple[str, dict]:
     def find(server_prefix, mode, n):
         for r in rows:
@@ -546,7 +556,7 @@ def ratios(rows: list[dict], levels: list[int]) -> tuple[str, dict]:
         if out.get("best_cpu_ms") is not None:
             parts.append(f"server CPU per pair **{out['best_cpu_ms']:.1f} ms** (goal ≤ {GOALS['cpu_ms']:.0f} ms "
                          f"{mark(out['best_cpu_ms'] <= GOALS['cpu_ms'])})")
-        lines.append("- " + "; ".join(parts) + ".")
+        lines.append("- " + parts[0] + " " + "; ".join(parts[1:]) + ".")
     return "\n".join(lines), summary
 
 
@@ -573,7 +583,7 @@ with `show_overlap_first`, projects of {args.batch_items} tasks of ~200 words ({
 likewise), legacy `Token` auth. Both seeded databases are `VACUUM ANALYZE`d before the run.
 
 - **studio before** = `{meta.get('before_rev', '–')}` (a temporary `git worktree`, its own database);
-  **studio after** = `{meta['after_rev']}` (the tree the bench ran from).
+  **studio after** = `{meta['after_rev']}` ({'a temporary `git worktree` of `' + args.after_rev + '`' if args.after_rev else 'the tree the bench ran from'}).
 - CPU per pair from `/proc` (user + system): the gunicorn master and workers; PostgreSQL as the
   backends connected to that server's database, and as every postgres process (which also
   counts whatever else the machine's PostgreSQL was doing). The client is one asyncio process
@@ -585,6 +595,11 @@ likewise), legacy `Token` auth. Both seeded databases are `VACUUM ANALYZE`d befo
 {table(rows)}
 
 {ratio_text}
+
+Responses by kind and status in the windows (errors = anything but 200/201/204, and the studio's
+200 for a submit, which means an idempotent replay):
+
+{statuses(rows)}
 {('- Ran out of items/tasks (annotators told nothing is left): ' + ', '.join(exhausted) + '; raise --items / --ls-tasks.') if exhausted else ''}
 
 Rerun (a few minutes; the Label Studio virtualenv is installed on the first run only):
@@ -597,7 +612,8 @@ Rerun (a few minutes; the Label Studio virtualenv is installed on the first run 
     out.write_text(text)
     json_out = ROOT / "bench" / "out" / "queue_compare.json"
     json_out.parent.mkdir(parents=True, exist_ok=True)
-    json_out.write_text(json.dumps({"meta": meta, "rows": rows, "summary": summary}, indent=1, default=str))
+    saved = {k: v for k, v in vars(args).items() if k != "from_json"}
+    json_out.write_text(json.dumps({"meta": meta, "args": saved, "rows": rows, "summary": summary}, indent=1, default=str))
     return text
 
 
@@ -612,6 +628,7 @@ def main() -> int:
                              "machine's load falls on every server alike")
     parser.add_argument("--warmup", type=float, default=8, help="unmeasured seconds of load before each slice's window")
     parser.add_argument("--studio-rev", default="811de43", help="the 'before' commit ('none' to skip)")
+    parser.add_argument("--after-rev", help="measure this commit as 'after' (a temporary worktree) instead of this tree")
     parser.add_argument("--servers", default="before,after,ls,bare",
                         help="which to run: before, after (with submit-and-next), ls, bare")
     parser.add_argument("--batch-items", type=int, default=500,
@@ -626,7 +643,14 @@ def main() -> int:
     parser.add_argument("--ls-venv", help="Label Studio's virtualenv (default: <main clone>/bench/.venvs/label-studio)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "queue_compare.md"))
     parser.add_argument("--keep-db", action="store_true")
+    parser.add_argument("--from-json", help="only write the report again from a run's bench/out/queue_compare.json")
     args = parser.parse_args()
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        for name, value in saved.get("args", {}).items():
+            setattr(args, name, value)
+        print(write_report(args, saved["meta"], saved["rows"], Path(args.out)))
+        return 0
     args.levels = [int(x) for x in args.annotators.split(",")]
     servers = set(args.servers.split(","))
     if args.studio_rev.lower() == "none":
@@ -642,7 +666,7 @@ def main() -> int:
                        ".venv/bin/python bench/queue_compare.py " + " ".join(shlex.quote(a) for a in given))
     log(f"load before: {meta['loadavg']}")
     dbs = Databases(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dialtom"))
-    before_tree = None
+    before_tree = after_tree = None
     started: list = []
     rows: list[dict] = []
     try:
@@ -653,7 +677,10 @@ def main() -> int:
             before = Studio(dbs, args, tag="before", tree=before_tree, label=f"studio before ({meta['before_rev']})")
             started.append(before)
         if servers & {"after", "bare"}:
-            after = Studio(dbs, args, tag="after", tree=ROOT, label=f"studio after ({meta['after_rev']})")
+            if args.after_rev:
+                after_tree = studio_tree_for_rev(args.after_rev)
+                meta["after_rev"] = git("rev-parse", "--short", "HEAD", cwd=after_tree)
+            after = Studio(dbs, args, tag="after", tree=after_tree or ROOT, label=f"studio after ({meta['after_rev']})")
             started.append(after)
         if "ls" in servers:
             ls = LabelStudio(dbs, args)
@@ -681,10 +708,11 @@ def main() -> int:
             server.stop()
         if not args.keep_db:
             dbs.drop_all()
-        if before_tree is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(before_tree)], cwd=ROOT, capture_output=True)
-            shutil.rmtree(before_tree, ignore_errors=True)
-            subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
+        for tree in (before_tree, after_tree):
+            if tree is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+                shutil.rmtree(tree, ignore_errors=True)
+                subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
     meta["loadavg_after"] = Path("/proc/loadavg").read_text().strip()
     order = ("studio before", "studio after", "Label Studio", "bare view")
     rows.sort(key=lambda r: (r["annotators"], next((i for i, o in enumerate(order) if r["server"].startswith(o)), 9),

@@ -97,8 +97,12 @@ async def _studio(conn, spec, token, tally: Tally, deadline: float, rng: random.
             tally.error(f"next {status}: {data[:200]!r}")
             await asyncio.sleep(0.05)
             continue
+        claim = json.loads(data).get("claim")
+        if claim is None:
+            tally.error(f"next 200 without a claim: {data[:200]!r}")
+            continue
         key = str(uuid.uuid4())
-        body = {"claim": json.loads(data)["claim"], "choice": "A", "idempotency_key": key}
+        body = {"claim": claim, "choice": "A", "idempotency_key": key}
         status, data, ms_submit = await _timed(conn, "POST", "/api/v1/judgments/", headers, body)
         tally.record("submit", status, ms_submit)
         if status != 201:
@@ -129,6 +133,10 @@ async def _studio_next(conn, spec, token, tally: Tally, deadline: float, rng: ra
                 await asyncio.sleep(0.05)
                 continue
             item = json.loads(data)
+            if "claim" not in item:
+                tally.error(f"next 200 without a claim: {data[:200]!r}")
+                item = None
+                continue
         key = str(uuid.uuid4())
         body = {"claim": item["claim"], "choice": "A", "idempotency_key": key}
         status, data, ms = await _timed(conn, "POST", "/api/v1/judgments/?next=1", headers, body)
