@@ -201,10 +201,11 @@ def item_claim_next(*, verifier: User, batch: Batch | None = None, batch_name: s
     if status != BatchStatus.OPEN:
         raise VerificationError(f"batch {name} is {status}", code=f"batch_{status}", status=409)
     batch = batch if batch is not None else Batch.objects.get(name=name)
-    expired = claims_expire(batch=batch)
-    created = batch_queue_sync(batch=batch) if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists() else 0
-    if expired or created:
-        result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=False)
+    claims_expire(batch=batch)
+    if Item.objects.filter(batch=batch, queue_slot__isnull=True).exists():
+        batch_queue_sync(batch=batch)
+    # look again whatever those two did here: another request may have done it a moment ago
+    result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=False)
     if result.claim is None and result.found and _exposure_allowed(batch=batch):
         result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=True)
     return result.claim
