@@ -367,8 +367,9 @@ class Studio:
         try:  # the follow-up messages no worker consumes here
             import redis
 
+            queue = self.env["CELERY_TASK_DEFAULT_QUEUE"]
             redis.Redis.from_url(self.env.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")).delete(
-                self.env["CELERY_TASK_DEFAULT_QUEUE"])
+                queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
         except Exception:  # noqa: BLE001
             pass
 
