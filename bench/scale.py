@@ -1,8 +1,13 @@
 """Benchmark: how the cost grows with the work (issue 14, "Scale").
 
-    .venv/bin/python bench/scale.py --reuse                    # the three sizes, loading what is missing
-    .venv/bin/python bench/scale.py --reuse --sizes 40k,400k   # some of them
-    .venv/bin/python bench/scale.py --reuse --no-release       # without the release build
+    .venv/bin/python bench/scale.py --reuse --no-release       # queue, plans, dashboard at 40k, 400k, 4M (~10 min)
+    .venv/bin/python bench/scale.py --reuse --sizes 40k --pairs 100 --no-release   # a quick look
+    .venv/bin/python bench/scale.py --reuse --phases release --sizes 40k,400k      # the release build (4M: ~1 h)
+    .venv/bin/python bench/scale.py --reuse                    # everything, loading what is missing
+
+Without `--reuse` a size's database is dropped and loaded again (4M: ~20 min, ~16 GB).
+Each run updates the figures of the phases it measured (`results/scale_plans/<size>.json`)
+and rewrites `results/scale.md` from all of them.
 
 Three synthetic sets, each in its own PostgreSQL database kept between runs
 (`dialtom_scale_40k`, `dialtom_scale_400k`, `dialtom_scale_4m`; `--reuse` skips loading a database
@@ -238,7 +243,7 @@ def load(size: str) -> None:
                                                         'text', s.text) ORDER BY t)
                     FROM generate_series(0, 7) t JOIN scale_sentence s ON s.n = ((c * 8 + t) * 7919) %% 300),
                    176, '{}', now(), d, NULL
-            FROM (SELECT c, (ARRAY['mi', 'esc', 'pfg'])[c %% 3 + 1] AS d FROM generate_series(1, %(TC)s) c) x
+            FROM (SELECT c, (ARRAY['mi', 'esc', 'pfg'])[c %% 3 + 1] AS d FROM generate_series(1::bigint, %(TC)s) c) x
             ORDER BY c
         """, p)
         _step(cur, "items", """
@@ -256,13 +261,13 @@ def load(size: str) -> None:
                             dom.initiator_role || ': ' || o1.text || E'\\n' || dom.recipient_role || ': ' || o2.text,
                             dom.initiator_role || ': ' || o2.text || E'\\n' || dom.recipient_role || ': ' || o3.text,
                             dom.initiator_role || ': ' || o3.text || E'\\n' || dom.recipient_role || ': ' || o0.text) END,
-                   chr(65 + ((c * 7 + j * 3) %% 4)),
+                   chr((65 + ((c * 7 + j * 3) %% 4))::int),
                    CASE WHEN j < 6 THEN '{}'::jsonb ELSE jsonb_build_object(
                        'belief', o0.text, 'desire', o1.text, 'intention', o2.text, 'emotion', o3.text,
                        'knowledge', o1.text, 'trust', o2.text) END,
                    false, '{}', now(), CASE WHEN c <= %(C)s THEN (c - 1) / %(CPB)s + 1 ELSE %(B)s + 1 END, c, NULL,
                    (c + j) %% 5 <> 0
-            FROM generate_series(1, %(TC)s) c
+            FROM generate_series(1::bigint, %(TC)s) c
             CROSS JOIN generate_series(0, 11) j
             JOIN annotation_context ctx ON ctx.id = c
             JOIN annotation_domain dom ON dom.code = ctx.domain_id
@@ -634,30 +639,44 @@ def measure_release(*, size: str) -> dict:
             "release_bytes": sum(v or 0 for v in files.values())}
 
 
-def measure(size: str, *, pairs: int, warmup: int, release: bool, repeat: int) -> dict:
+PHASES = ("queue", "dashboard", "release")
+
+
+def measure(size: str, *, pairs: int, warmup: int, phases: tuple[str, ...], repeat: int) -> dict:
+    """Measures `phases` at `size`; the figures join those of earlier runs in `<size>.json`."""
     _django(size)
     from django.core.management import call_command
 
-    load_avg = Path("/proc/loadavg").read_text().split()[:3]
+    load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     call_command("migrate", verbosity=0)  # the code measured may carry new migrations
     _open_batch_reset()
     large = _large_tables()
-    result = {"size": size, "items": shape(size)["items"], "judgments": shape(size)["judgments"],
-              "loadavg_before": " ".join(load_avg), "at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    print(f"{size}: queue ({warmup} warm-up + {pairs} pairs)", flush=True)
-    result.update(measure_queue(pairs=pairs, warmup=warmup))
-    print(f"  next p50 {result['next_p50']:.1f} ms, submit p50 {result['submit_p50']:.1f} ms", flush=True)
-    result.update(capture_plans(size=size, large=large))
-    _open_batch_reset()
-    _celery_queue_empty()
-    print(f"{size}: dashboard", flush=True)
-    result["dashboard"] = measure_dashboard(repeat=repeat)
-    if release:
+    path = PLANS / f"{size}.json"
+    result = json.loads(path.read_text()) if path.exists() else {}
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    result.update({"size": size, "items": shape(size)["items"], "judgments": shape(size)["judgments"]})
+    result.setdefault("phases", {})
+    if "queue" in phases:
+        print(f"{size}: queue ({warmup} warm-up + {pairs} pairs)", flush=True)
+        result.update(measure_queue(pairs=pairs, warmup=warmup))
+        print(f"  next p50 {result['next_p50']:.1f} ms, submit p50 {result['submit_p50']:.1f} ms", flush=True)
+        result.update(capture_plans(size=size, large=large))
+        _open_batch_reset()
+        _celery_queue_empty()
+        result["phases"]["queue"] = {"at": at, "loadavg_before": load_avg}
+    if "dashboard" in phases:
+        print(f"{size}: dashboard", flush=True)
+        load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        result["dashboard"] = measure_dashboard(repeat=repeat)
+        result["phases"]["dashboard"] = {"at": at, "loadavg_before": load_avg}
+    if "release" in phases:
         print(f"{size}: release", flush=True)
+        load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         result.update(measure_release(size=size))
         _open_batch_reset()
+        result["phases"]["release"] = {"at": at, "loadavg_before": load_avg}
     PLANS.mkdir(parents=True, exist_ok=True)
-    (PLANS / f"{size}.json").write_text(json.dumps(result, indent=2) + "\n")
+    path.write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 
@@ -666,7 +685,7 @@ def measure(size: str, *, pairs: int, warmup: int, release: bool, repeat: int) -
 
 def _ratio(results: dict, key, a: str, b: str) -> str:
     def get(r):
-        return r["dashboard"].get(key) if isinstance(key, str) and key in r.get("dashboard", {}) else r.get(key)
+        return r.get("dashboard", {}).get(key, r.get(key))
 
     if a not in results or b not in results:
         return ""
@@ -688,16 +707,17 @@ def report(command: str) -> str:
         "",
         f"Rerun (no reload with `--reuse`): `{command}`",
         "",
-        "| size | measured | load before | items | judgments |",
-        "| --- | --- | --- | --- | --- |",
+        "| size | items | judgments | phase: measured at (/proc/loadavg before) |",
+        "| --- | --- | --- | --- |",
     ]
     for s in sizes:
         r = results[s]
-        lines.append(f"| {s} | {r['at']} | {r['loadavg_before']} | {r['items']:,} | {r['judgments']:,} |")
+        when = "; ".join(f"{k}: {v['at']} ({v['loadavg_before']})" for k, v in r.get("phases", {}).items())
+        lines.append(f"| {s} | {r['items']:,} | {r['judgments']:,} | {when} |")
     lines += ["", "## Next item and submit (in-process, token auth, 22 verifiers in turn)", ""]
     lines.append("| size | next p50 ms | next p95 ms | submit p50 ms | submit p95 ms | SQL/next (median, max) | SQL/submit (median, max) | Seq Scan on a large table |")
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for s in sizes:
+    for s in [s for s in sizes if "next_p50" in results[s]]:
         r = results[s]
         seq = ", ".join(r.get("seq_scans", [])) or "none"
         if r.get("seq_scans"):
@@ -706,19 +726,19 @@ def report(command: str) -> str:
             f"| {s} | {r['next_p50']:.1f} | {r['next_p95']:.1f} | {r['submit_p50']:.1f} | {r['submit_p95']:.1f} | "
             f"{r['next_queries_median']:g}, {r['next_queries_max']} | {r['submit_queries_median']:g}, {r['submit_queries_max']} | {seq} |"
         )
-    if "40k" in results and "4m" in results:
+    if "next_p50" in results.get("40k", {}) and "next_p50" in results.get("4m", {}):
         ratio = results["4m"]["next_p50"] / results["40k"]["next_p50"]
         verdict = "met" if ratio <= 1.5 else "**NOT met**"
         lines += ["", f"Next-item p50 at 4M / at 40k: **{ratio:.2f}×** (goal ≤ 1.5×: {verdict})."]
     lines += ["", "## Dashboard sections and release build (seconds; fastest of 2 for the sections)", ""]
-    keys = list(next(iter(results.values()))["dashboard"]) if results else []
+    keys = list(dict.fromkeys(k for r in results.values() for k in r.get("dashboard", {})))
     keys += ["release_build"]
     head = "| section | " + " | ".join(sizes) + " | ×400k/40k | ×4M/400k |"
     lines += [head, "| --- |" + " --- |" * (len(sizes) + 2)]
     for key in keys:
         cells = []
         for s in sizes:
-            v = results[s]["dashboard"].get(key) if key in results[s].get("dashboard", {}) else results[s].get(key)
+            v = results[s].get("dashboard", {}).get(key, results[s].get(key))
             cells.append("" if v is None else f"{v:.3f}")
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {_ratio(results, key, '40k', '400k')} | {_ratio(results, key, '400k', '4m')} |")
     lines += ["", "Items grow ×10 from one size to the next: a ratio of 10 is linear."]
@@ -733,7 +753,8 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=2, help="calls of each dashboard section (the fastest counts)")
-    parser.add_argument("--no-release", action="store_true")
+    parser.add_argument("--phases", default=",".join(PHASES), help=f"some of {','.join(PHASES)}")
+    parser.add_argument("--no-release", action="store_true", help="every phase but the release build")
     parser.add_argument("--load", metavar="SIZE", help=argparse.SUPPRESS)
     parser.add_argument("--measure", metavar="SIZE", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -741,7 +762,7 @@ def main() -> int:
         load(args.load)
         return 0
     if args.measure:
-        measure(args.measure, pairs=args.pairs, warmup=args.warmup, release=not args.no_release, repeat=args.repeat)
+        measure(args.measure, pairs=args.pairs, warmup=args.warmup, phases=tuple(args.phases.split(",")), repeat=args.repeat)
         return 0
     me = [sys.executable, str(Path(__file__).resolve())]
     for size in args.sizes.split(","):
@@ -750,8 +771,9 @@ def main() -> int:
         if not (args.reuse and loaded(size)):
             subprocess.run([*me, "--load", size], check=True)
         if not args.load_only:
+            phases = [p for p in args.phases.split(",") if p in PHASES and not (args.no_release and p == "release")]
             extra = ["--pairs", str(args.pairs), "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
-            subprocess.run([*me, "--measure", size, *extra, *(["--no-release"] if args.no_release else [])], check=True)
+            subprocess.run([*me, "--measure", size, *extra, "--phases", ",".join(phases)], check=True)
     if not args.load_only:
         command = ".venv/bin/python bench/scale.py --reuse"
         text = report(command)
