@@ -15,7 +15,7 @@ from accounts.models import Role, User
 from aggregation.models import AggregationRun, ItemResult, RunStatus, WorkerResult
 from annotation.models import Batch, Item, Task
 from releases.selectors import pairs_q
-from releases.selectors import current_batch_results, current_batch_runs, current_item_results, retention_counts
+from releases.selectors import current_batch_results, current_batch_runs, retention_cells, retention_counts
 from verification.models import AdaptiveOverlap, Claim, ClaimStatus, Judgment, Label, QueueSlot
 from verification.queue import batch_staffing
 
@@ -305,14 +305,15 @@ def agreement_overview() -> dict:
 
 def retention_overview(*, last_runs: int = 10) -> dict:
     """Retained / total audited items per task, domain, attribute × task (current runs), and
-    per succeeded run (8 queries).
+    per succeeded run (4 queries: the current results are read once, `retention_cells`).
 
     A run's `change` compares like with like: its rate on the batches an earlier run in the
     window also covered, minus the rate of those batches' latest earlier results (`change_batches`
     says how many); a run on batches never aggregated before has no change.
     """
     pairs = current_batch_runs()
-    counts = retention_counts(pairs=pairs)
+    current = retention_cells(pairs=pairs)
+    counts = retention_counts(pairs=pairs, cells=current)
     runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("-id")[:last_runs])
     per_run: dict[int, dict[tuple[int, str], tuple[int, int]]] = {}
     rows = (
@@ -362,26 +363,26 @@ def retention_overview(*, last_runs: int = 10) -> dict:
         "overall": counts["overall"],
         "task": table("task"),
         "domain": table("domain"),
-        "attribute": _retention_by_attribute_and_task(pairs=pairs),
+        "attribute": _retention_by_attribute_and_task(cells=current),
         "runs": history,
     }
 
 
-def _retention_by_attribute_and_task(*, pairs) -> list[dict]:
+def _retention_by_attribute_and_task(*, cells: list[dict]) -> list[dict]:
     """Per attribute: retained / total audited items over both tasks and for each (a prospective
-    item's attribute is the state its distractors were made for), one query."""
-    rows = (
-        current_item_results(pairs=pairs).filter(n_judgments__gt=0).values("item__attribute", "item__task")
-        .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True)))
-        .order_by("item__attribute", "item__task")
-    )
+    item's attribute is the state its distractors were made for), from the `retention_cells`."""
+    sums: dict[tuple[str, str], list[int]] = {}
+    for cell in cells:
+        pair = sums.setdefault((cell["item__attribute"], cell["item__task"]), [0, 0])
+        pair[0] += cell["retained"]
+        pair[1] += cell["total"]
     out: dict[str, dict] = {}
-    for row in rows:
-        entry = out.setdefault(row["item__attribute"], {"group": row["item__attribute"], "retained": 0, "total": 0,
-                                                          **{task: _cell(0, 0) for task in Task.values}})
-        entry[row["item__task"]] = _cell(row["retained"], row["total"])
-        entry["retained"] += row["retained"]
-        entry["total"] += row["total"]
+    for (attribute, task), (retained, total) in sorted(sums.items()):
+        entry = out.setdefault(attribute, {"group": attribute, "retained": 0, "total": 0,
+                                           **{t: _cell(0, 0) for t in Task.values}})
+        entry[task] = _cell(retained, total)
+        entry["retained"] += retained
+        entry["total"] += total
     for entry in out.values():
         entry["rate"] = _ratio(entry["retained"], entry["total"])
     return list(out.values())

@@ -152,29 +152,48 @@ def domain_roles() -> dict[str, dict[str, str]]:
     return {d.code: {"initiator": d.initiator_role, "recipient": d.recipient_role} for d in Domain.objects.all()}
 
 
-def retention_counts(*, pairs: dict[int, int]) -> dict[str, dict[str, dict]]:
+RETENTION_GROUPS = (
+    ("task", "item__task"),
+    ("domain", "item__context__domain_id"),
+    ("attribute", "item__attribute"),
+    ("batch", "batch__name"),
+)
+
+
+def retention_cells(*, pairs: dict[int, int]) -> list[dict]:
+    """Retained / total audited items of the current runs per (task, domain, attribute, batch),
+    one query: every retention table is a sum of these cells, so the results are read once, not
+    once a table (at 4M items each read is a pass over 4M results and their items)."""
+    fields = [field for _, field in RETENTION_GROUPS]
+    return list(
+        current_item_results(pairs=pairs).filter(n_judgments__gt=0).values(*fields)
+        .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True)))
+        .order_by(*fields)
+    )
+
+
+def _rate(retained: int, total: int) -> float | None:
+    return round(retained / total, 6) if total else None
+
+
+def retention_counts(*, pairs: dict[int, int], cells: list[dict] | None = None) -> dict[str, dict[str, dict]]:
     """Retained / total audited items per task, domain, attribute and batch of the current runs
-    (4 queries): an item without a judgment is not part of any retention figure."""
-    base = current_item_results(pairs=pairs).filter(n_judgments__gt=0)
+    (1 query, none given the `retention_cells`): an item without a judgment is not part of any
+    retention figure."""
+    cells = retention_cells(pairs=pairs) if cells is None else cells
     out: dict[str, dict[str, dict]] = {}
-    for key, field in (
-        ("task", "item__task"),
-        ("domain", "item__context__domain_id"),
-        ("attribute", "item__attribute"),
-        ("batch", "batch__name"),
-    ):
-        rows = base.values(field).annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True))).order_by(field)
+    for key, field in RETENTION_GROUPS:
+        sums: dict = {}
+        for cell in cells:
+            retained, total = sums.get(cell[field], (0, 0))
+            sums[cell[field]] = (retained + cell["retained"], total + cell["total"])
         out[key] = {
-            (row[field] or "(none)"): {
-                "total": row["total"],
-                "retained": row["retained"],
-                "rate": round(row["retained"] / row["total"], 6) if row["total"] else None,
-            }
-            for row in rows
+            (value or "(none)"): {"total": total, "retained": retained, "rate": _rate(retained, total)}
+            for value, (retained, total) in sorted(sums.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
         }
     total = sum(v["total"] for v in out["task"].values())
     retained = sum(v["retained"] for v in out["task"].values())
-    out["overall"] = {"total": total, "retained": retained, "rate": round(retained / total, 6) if total else None}
+    out["overall"] = {"total": total, "retained": retained, "rate": _rate(retained, total)}
     return out
 
 
