@@ -741,7 +741,21 @@ def report(command: str) -> str:
             v = results[s].get("dashboard", {}).get(key, results[s].get(key))
             cells.append("" if v is None else f"{v:.3f}")
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {_ratio(results, key, '40k', '400k')} | {_ratio(results, key, '400k', '4m')} |")
-    lines += ["", "Items grow ×10 from one size to the next: a ratio of 10 is linear."]
+    lines += [
+        "",
+        "Items grow ×10 from one size to the next: a ratio of 10 is linear. Batches of 504 items, so the",
+        "number of batches (and of aggregation runs, one a batch) grows ×10 too.",
+        "",
+        "How: `bench/scale.py` (its docstring says what the sets hold and how they are loaded). Next and",
+        "submit go through the public API in-process (Django's test client, token auth, the open batch of",
+        "504 fresh items, 22 verifiers in turn, after a warm-up); SQL per request counts every statement",
+        "of the request, auth and transaction control included. The plans of every statement of three",
+        "next + submit pairs are in `scale_plans/<size>.txt` (auto_explain with ANALYZE and BUFFERS: the",
+        "plans as they ran). Dashboard sections: each selector of `dashboard/views.section_context`, then",
+        "the whole page (`GET /dashboard/` as staff). Release: `release_create` + `release_build` (items",
+        "in three formats, results.csv, judgments.csv, ReleaseItems, manifest). The machine (2 cores) was",
+        "shared while this ran: see the load averages above, and compare ratios within a run.",
+    ]
     return "\n".join(lines) + "\n"
 
 
