@@ -384,8 +384,10 @@ def load(size: str) -> None:
 # --- measure --------------------------------------------------------------------------------
 
 
-def _open_batch_reset() -> None:
-    """The open batch as loaded: no claim, no judgment, every slot empty; no bench release."""
+def _open_batch_reset(*, releases: bool = False) -> None:
+    """The open batch as loaded: no claim, no judgment, every slot empty; with `releases`, no
+    bench release either (only the release phase touches them: a release may be building at 4M
+    in another process while the other phases run)."""
     from django.conf import settings
     from django.db import connection
 
@@ -396,6 +398,8 @@ def _open_batch_reset() -> None:
         cur.execute("DELETE FROM verification_claim WHERE batch_id = %s", [batch_id])
         cur.execute("UPDATE verification_queueslot SET taken = 0, needed = 3, priority = 0 WHERE batch_id = %s", [batch_id])
         cur.execute("UPDATE annotation_batch SET status = 'open', closed_at = NULL WHERE id = %s", [batch_id])
+        if not releases:
+            return
         cur.execute("DELETE FROM releases_releaseitem WHERE release_id IN (SELECT id FROM releases_release WHERE version LIKE 'scale-%%')")
         cur.execute("DELETE FROM releases_release WHERE version LIKE 'scale-%%'")
     shutil.rmtree(settings.RELEASE_ROOT, ignore_errors=True)
@@ -672,8 +676,9 @@ def measure(size: str, *, pairs: int, warmup: int, phases: tuple[str, ...], repe
     if "release" in phases:
         print(f"{size}: release", flush=True)
         load_avg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        _open_batch_reset(releases=True)
         result.update(measure_release(size=size))
-        _open_batch_reset()
+        _open_batch_reset(releases=True)
         result["phases"]["release"] = {"at": at, "loadavg_before": load_avg}
     PLANS.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n")
