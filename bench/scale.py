@@ -512,7 +512,9 @@ def _explain_again(sql: str) -> str:
 
 
 def capture_plans(*, size: str, large: dict[str, int], pairs: int = 3) -> dict:
-    """Plans of every statement of `pairs` next + submit pairs, as they ran (auto_explain)."""
+    """Plans of every statement of `pairs` next + submit pairs of verifiers who hold no claim (the
+    pick), then one of the first again (its next item may be one it holds: a retrospective row),
+    as they ran (auto_explain)."""
     from django.db import connection
 
     clients = _clients()
@@ -533,10 +535,10 @@ def capture_plans(*, size: str, large: dict[str, int], pairs: int = 3) -> dict:
         print(f"auto_explain unavailable ({exc}); explaining the captured statements again", file=sys.stderr)
         auto = False
     sections, seq = [], []
-    for n in range(pairs):
+    _open_batch_reset()  # fresh verifiers: each pair's next runs the pick, not a live claim ...
+    order = [clients[(7 * n + 3) % len(clients)] for n in range(pairs)] + [clients[3]]  # ... but the last
+    for n, client in enumerate(order):
         notices.clear()
-        client = clients[(7 * n + 3) % len(clients)]
-        # the notices of one request arrive in order; split them between next and submit by count
         _, _, q_next, q_submit = _pair(client)
         plans = list(notices)
         for label, queries in (("next", q_next), ("submit", q_submit)):
