@@ -712,7 +712,13 @@ def report(command: str) -> str:
     lines = [
         "# Scale: how the cost grows with the work (issue 14)",
         "",
-        f"Rerun (no reload with `--reuse`): `{command}`",
+        "Rerun, no reload (each run updates the phases it measures; see bench/README.md):",
+        "",
+        "    .venv/bin/python bench/scale.py --reuse --phases queue        # next/submit + plans, ~3 min",
+        "    .venv/bin/python bench/scale.py --reuse --no-release          # + the dashboard, ~15 min",
+        "    .venv/bin/python bench/scale.py --reuse --phases release --sizes 40k,400k   # 4M: about an hour",
+        "",
+        f"Last command: `{command}`",
         "",
         "| size | items | judgments | phase: measured at (/proc/loadavg before) |",
         "| --- | --- | --- | --- |",
@@ -771,6 +777,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="40k,400k,4m")
     parser.add_argument("--reuse", action="store_true", help="keep a database that already holds its set")
     parser.add_argument("--load-only", action="store_true")
+    parser.add_argument("--report-only", action="store_true", help="rewrite results/scale.md from the figures kept")
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=2, help="calls of each dashboard section (the fastest counts)")
@@ -786,6 +793,9 @@ def main() -> int:
         measure(args.measure, pairs=args.pairs, warmup=args.warmup, phases=tuple(args.phases.split(",")), repeat=args.repeat)
         return 0
     me = [sys.executable, str(Path(__file__).resolve())]
+    if args.report_only:
+        (RESULTS / "scale.md").write_text(report(".venv/bin/python bench/scale.py --report-only"))
+        return 0
     for size in args.sizes.split(","):
         if size not in SIZES:
             parser.error(f"unknown size {size}")
@@ -796,7 +806,7 @@ def main() -> int:
             extra = ["--pairs", str(args.pairs), "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
             subprocess.run([*me, "--measure", size, *extra, "--phases", ",".join(phases)], check=True)
     if not args.load_only:
-        command = ".venv/bin/python bench/scale.py --reuse"
+        command = ".venv/bin/python bench/scale.py " + " ".join(sys.argv[1:])
         text = report(command)
         (RESULTS / "scale.md").write_text(text)
         print(text)
