@@ -189,6 +189,11 @@ def _secondary(cursor) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]
     return constraints, cursor.fetchall()
 
 
+def _has_column(cursor, table: str, column: str) -> bool:
+    cursor.execute("SELECT 1 FROM information_schema.columns WHERE table_name = %s AND column_name = %s", [table, column])
+    return cursor.fetchone() is not None
+
+
 def load(size: str) -> None:
     """Migrates a fresh database and fills it (see the module's docstring)."""
     recreate_database(size)
@@ -279,10 +284,14 @@ def load(size: str) -> None:
             JOIN scale_phrase o3 ON o3.n = a.base + 225
             ORDER BY 1
         """, p)
-        _step(cur, "queue slots", """
-            INSERT INTO verification_queueslot (item_id, needed, taken, is_gold, batch_id, priority, position)
+        # `answered` (judgments stored, verification 0008) when the schema has it
+        answered = _has_column(cur, "verification_queueslot", "answered")
+        _step(cur, "queue slots", f"""
+            INSERT INTO verification_queueslot (item_id, needed, taken, is_gold, batch_id, priority, position
+                                                {', answered' if answered else ''})
             SELECT id, 3, CASE WHEN batch_id <= %(B)s THEN 3 ELSE 0 END, false, batch_id, 0,
                    ('x' || substr(md5(item_id), 1, 15))::bit(60)::bigint
+                   {', CASE WHEN batch_id <= %(B)s THEN 3 ELSE 0 END' if answered else ''}
             FROM annotation_item ORDER BY id
         """, p)
         # Judgment j = (item - 1) * 3 + r; its verifier: per context, the 6 retrospective items share
@@ -397,6 +406,8 @@ def _open_batch_reset(*, releases: bool = False) -> None:
         cur.execute("DELETE FROM verification_judgment WHERE batch_id = %s", [batch_id])
         cur.execute("DELETE FROM verification_claim WHERE batch_id = %s", [batch_id])
         cur.execute("UPDATE verification_queueslot SET taken = 0, needed = 3, priority = 0 WHERE batch_id = %s", [batch_id])
+        if _has_column(cur, "verification_queueslot", "answered"):
+            cur.execute("UPDATE verification_queueslot SET answered = 0 WHERE batch_id = %s", [batch_id])
         cur.execute("UPDATE annotation_batch SET status = 'open', closed_at = NULL WHERE id = %s", [batch_id])
         if not releases:
             return
