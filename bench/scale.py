@@ -104,9 +104,14 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def seq_scans(plan_text: str, large: dict[str, int]) -> list[str]:
-    """Tables of `large` (name -> rows) that a plan reads with a (Parallel) Seq Scan."""
-    found = re.findall(r"Seq Scan on (\w+)", plan_text)
-    return sorted({t for t in found if large.get(t, 0) > LARGE_ROWS})
+    """Tables of `large` (name -> rows) that a plan reads with a (Parallel) Seq Scan; a scan in a
+    branch that did not run (a fallback of the statement) is marked "(never executed)"."""
+    found = set()
+    for line in plan_text.splitlines():
+        match = re.search(r"Seq Scan on (\w+)", line)
+        if match and large.get(match.group(1), 0) > LARGE_ROWS:
+            found.add(match.group(1) + (" (never executed)" if "never executed" in line else ""))
+    return sorted(found)
 
 
 # --- the synthetic text ---------------------------------------------------------------------
@@ -554,8 +559,8 @@ def capture_plans(*, size: str, large: dict[str, int], pairs: int = 3) -> dict:
         plans = list(notices)
         for label, queries in (("next", q_next), ("submit", q_submit)):
             for m, query in enumerate(queries):
-                sql = query["sql"]
-                if SKIP_EXPLAIN.match(sql):
+                sql = query["sql"] or ""  # None: a statement bound server-side (prepared), its text not logged
+                if sql and SKIP_EXPLAIN.match(sql):
                     plan = "(not a plannable statement)"
                 elif auto:
                     plan = _match_plan(sql, plans)
@@ -566,7 +571,7 @@ def capture_plans(*, size: str, large: dict[str, int], pairs: int = 3) -> dict:
                 sections.append(
                     f"### pair {n + 1} · {label} · statement {m + 1} ({query['time']} s)"
                     + (f" · SEQ SCAN on {', '.join(found)}" if found else "")
-                    + f"\n\n{sql}\n\n{plan}\n"
+                    + f"\n\n{sql or '(bound server-side: the text is in the plan)'}\n\n{plan}\n"
                 )
     if auto:
         connection.close()  # drops auto_explain and the notice handler with the session
@@ -579,7 +584,12 @@ def capture_plans(*, size: str, large: dict[str, int], pairs: int = 3) -> dict:
 
 
 def _match_plan(sql: str, plans: list[str]) -> str:
-    """The auto_explain notice whose query text is this statement (consumed from `plans`)."""
+    """The auto_explain notice whose query text is this statement (consumed from `plans`); for a
+    statement bound server-side (`sql` empty), the first plan of a query with $n parameters."""
+    if not sql:
+        for n, plan in enumerate(plans):
+            if re.search(r"Query Text: .*\$1", plan, re.S):
+                return plans.pop(n)
     key = re.sub(r"\s+", " ", sql).strip()[:120]
     for n, plan in enumerate(plans):
         text = re.search(r"Query Text: (.*)", plan)
@@ -743,9 +753,11 @@ def report(command: str) -> str:
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for s in [s for s in sizes if "next_p50" in results[s]]:
         r = results[s]
-        seq = ", ".join(r.get("seq_scans", [])) or "none"
-        if r.get("seq_scans"):
-            seq = f"**FAIL: {seq}**"
+        ran = [x for x in r.get("seq_scans", []) if "never executed" not in x]
+        idle = sorted({x.split(": ", 1)[1] for x in r.get("seq_scans", []) if "never executed" in x})
+        seq = f"**FAIL: {', '.join(ran)}**" if ran else "none"
+        if idle:
+            seq += f" (in a branch that did not run: {', '.join(idle)})"
         lines.append(
             f"| {s} | {r['next_p50']:.1f} | {r['next_p95']:.1f} | {r['submit_p50']:.1f} | {r['submit_p95']:.1f} | "
             f"{r['next_queries_median']:g}, {r['next_queries_max']} | {r['submit_queries_median']:g}, {r['submit_queries_max']} | {seq} |"

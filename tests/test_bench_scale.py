@@ -29,3 +29,5 @@ def test_seq_scans_report_only_large_tables():
   ->  Index Scan using verification_claim_pkey on verification_claim"""
     large = {"annotation_item": 40_512, "verification_judgment": 120_000, "accounts_user": 23, "verification_claim": 120_000}
     assert scale.seq_scans(plan, large) == ["annotation_item", "verification_judgment"]
+    idle = "  ->  Seq Scan on annotation_item annotation_item_3  (cost=0.00..4288.12 rows=40512 width=29) (never executed)"
+    assert scale.seq_scans(idle, large) == ["annotation_item (never executed)"]
