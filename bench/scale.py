@@ -735,7 +735,7 @@ def report(command: str) -> str:
         "",
         "Rerun, no reload (each run updates the phases it measures; see bench/README.md):",
         "",
-        "    .venv/bin/python bench/scale.py --reuse --phases queue        # next/submit + plans, ~3 min",
+        "    .venv/bin/python bench/scale.py --reuse --phases queue        # next/submit + plans, ~1 min",
         "    .venv/bin/python bench/scale.py --reuse --no-release          # + the dashboard, ~15 min",
         "    .venv/bin/python bench/scale.py --reuse --phases release --sizes 40k,400k   # 4M: about an hour",
         "",
