@@ -114,14 +114,11 @@ def display_order_sql(verifier: str, item: str) -> str:
 
 def _pick_sql(*, gold: bool, exposure_allowed: bool, after_gold: bool) -> tuple[str, tuple]:
     """The first slot in queue order this verifier may take (compiled from `queue.py`),
-    locked with its context row, SKIP LOCKED: a slot or a context another verifier is claiming
-    right now means the next one. The context row is the mutex of its retrospective row, so
-    two verifiers never race for one context's row (each would wait for the other's slots)."""
+    locked with SKIP LOCKED: another verifier claiming it right now means the next one."""
     gate = "EXISTS (SELECT 1 FROM turn)"
     gate += " AND (SELECT due FROM gold)" if gold else ""
     gate += " AND NOT EXISTS (SELECT 1 FROM pick_gold)" if after_gold else ""
-    # `item__context__domain` joins the context table, whose row the pick locks too
-    columns = ["item_id", "item__context_id", "item__task", "item__context__domain"] + (["exposed"] if exposure_allowed else [])
+    columns = ["item_id", "item__context_id", "item__task"] + (["exposed"] if exposure_allowed else [])
     queryset = (
         queue.slots_open_to(verifier=VERIFIER, batch_ids=BATCH, exposure_allowed=exposure_allowed)
         .filter(RawSQL(gate, (), output_field=BooleanField()), is_gold=gold)
@@ -129,17 +126,15 @@ def _pick_sql(*, gold: bool, exposure_allowed: bool, after_gold: bool) -> tuple[
         .values(*columns)[:1]
     )
     sql, params = _compile(queryset)
-    assert f"INNER JOIN {_table(Context)} ON" in sql, "the pick must join the context row it locks"
-    return f"{sql} FOR NO KEY UPDATE OF {_table(QueueSlot)}, {_table(Context)} SKIP LOCKED", params
+    return f"{sql} FOR NO KEY UPDATE OF {_table(QueueSlot)} SKIP LOCKED", params
 
 
 def _row_sql(*, exposure_allowed: bool) -> tuple[str, tuple]:
     """The open retrospective slots of the picked context this verifier may take, locked in
-    item order (the pick holds the context row: nobody else is taking them)."""
-    picked_row = f"(SELECT \"item__context_id\" FROM pick WHERE \"item__task\" = '{RETRO}')"
+    item order once the context row is held (the row's mutex: `ctx`)."""
     queryset = (
         queue.slots_open_to(verifier=VERIFIER, batch_ids=BATCH, exposure_allowed=exposure_allowed)
-        .filter(item__task=RETRO, item__context_id=RawSQL(picked_row, ()))
+        .filter(item__task=RETRO, item__context_id=RawSQL("(SELECT id FROM ctx)", ()))
         .order_by("item_id")
         .values("item_id")
     )
@@ -219,6 +214,11 @@ pick_any AS MATERIALIZED ({pick_any}),
 pick AS MATERIALIZED (
     SELECT item_id, "item__context_id", "item__task", {exposed} FROM pick_gold
     UNION ALL SELECT item_id, "item__context_id", "item__task", {exposed} FROM pick_any
+),
+ctx AS MATERIALIZED (
+    SELECT id FROM {_table(Context)}
+    WHERE id = (SELECT "item__context_id" FROM pick WHERE "item__task" = '{RETRO}')
+    FOR NO KEY UPDATE SKIP LOCKED
 ),
 grp AS MATERIALIZED ({row}),
 chosen AS (
