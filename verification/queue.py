@@ -113,7 +113,7 @@ def offers_nota(*, task: str, variant: str) -> bool:
 
 def _related_seen(verifier: User, *, profile_bearing_only: bool):
     """Exists: the verifier has seen another item of the slot's context (a claim of any status, or a judgment)."""
-    related = {"verifier": verifier, "item__context_id": OuterRef("item__context_id")}
+    related = {"verifier": verifier, "item__context_id": OuterRef("item_context")}
     if profile_bearing_only:
         related["item__task"] = Task.PROSPECTIVE
     claims = Claim.objects.filter(**related).exclude(item_id=OuterRef("item_id"))
@@ -125,7 +125,7 @@ def exposure_rule(verifier: User) -> Q:
     """True for a slot the context rule withholds from this verifier: its context's profile-bearing
     item was seen, or the slot is itself profile-bearing and anything else of the context was seen."""
     return _related_seen(verifier, profile_bearing_only=True) | (
-        Q(item__task=Task.PROSPECTIVE) & _related_seen(verifier, profile_bearing_only=False)
+        Q(item_task=Task.PROSPECTIVE) & _related_seen(verifier, profile_bearing_only=False)
     )
 
 
@@ -142,8 +142,12 @@ def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> Que
         in_batches = Q(batch_id=batch_ids)
     else:
         in_batches = Q(batch_id__in=list(batch_ids))
+    item = Item.objects.filter(pk=OuterRef("item_id")).order_by()
     qs = (
         QueueSlot.objects.filter(in_batches, taken__lt=F("needed"))
+        # the slot's item's context and task as subqueries, not a join: the pick then reads the
+        # slot table alone, in the order of its index, and stops at the first slot it may take
+        .annotate(item_context=Subquery(item.values("context_id")[:1]), item_task=Subquery(item.values("task")[:1]))
         .exclude(Exists(mine))
         .exclude(Exists(judged))
         .annotate(exposed=ExpressionWrapper(exposure_rule(verifier), output_field=BooleanField()))
@@ -151,7 +155,7 @@ def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> Que
     if not exposure_allowed:
         return qs.filter(exposed=False)
     seen_in_context = (
-        Claim.objects.filter(verifier=verifier, item__context_id=OuterRef("item__context_id"))
+        Claim.objects.filter(verifier=verifier, item__context_id=OuterRef("item_context"))
         .order_by()
         .values("verifier")
         .annotate(n=Count("item_id", distinct=True))

@@ -155,10 +155,17 @@ ROUNDS = 50
 
 
 def _claim_attempts(*, verifier: User, batch_name: str, exposure_allowed: bool) -> statements.NextResult:
+    avoid: list[int] = []  # contexts whose row someone else was claiming: pass them over, as SKIP LOCKED does slots
     for attempt in range(ROUNDS):
-        result = statements.claim_next(verifier_id=verifier.pk, batch_name=batch_name, exposure_allowed=exposure_allowed)
+        result = statements.claim_next(
+            verifier_id=verifier.pk, batch_name=batch_name, exposure_allowed=exposure_allowed, avoid=avoid
+        )
         if not result.contended:
             return result
+        if result.picked is not None and result.turned:
+            avoid.append(result.picked)
+            continue
+        avoid.clear()  # a wait (the verifier's other request, slots locked this instant): look at everything again
         if attempt >= 2:
             time.sleep(0.001 * min(attempt, 10))
     return result

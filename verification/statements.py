@@ -118,10 +118,12 @@ def _pick_sql(*, gold: bool, exposure_allowed: bool, after_gold: bool) -> tuple[
     gate = "EXISTS (SELECT 1 FROM turn)"
     gate += " AND (SELECT due FROM gold)" if gold else ""
     gate += " AND NOT EXISTS (SELECT 1 FROM pick_gold)" if after_gold else ""
-    columns = ["item_id", "item__context_id", "item__task"] + (["exposed"] if exposure_allowed else [])
+    columns = ["item_id", "item_context", "item_task"] + (["exposed"] if exposure_allowed else [])
     queryset = (
         queue.slots_open_to(verifier=VERIFIER, batch_ids=BATCH, exposure_allowed=exposure_allowed)
         .filter(RawSQL(gate, (), output_field=BooleanField()), is_gold=gold)
+        # contexts whose row another verifier was claiming when this request last looked
+        .exclude(item_context__in=RawSQL("SELECT unnest(avoid) FROM arg", ()))
         .order_by(*queue.queue_order(exposure_allowed=exposure_allowed))
         .values(*columns)[:1]
     )
@@ -183,7 +185,8 @@ def _claim_next_sql(exposure_allowed: bool) -> tuple[str, tuple]:
     assert set(new_claim) == set(CLAIM_FIELDS), "a Claim field is missing from the claim statement"
     claim_cols = ", ".join(f'"{c}"' for c in CLAIM_FIELDS)
     sql = f"""
-WITH arg AS (SELECT %s::bigint AS v, %s::text AS batch_name, %s::bytea AS ikey, %s::bytea AS okey, %s::text[] AS orders),
+WITH arg AS (SELECT %s::bigint AS v, %s::text AS batch_name, %s::bytea AS ikey, %s::bytea AS okey, %s::text[] AS orders,
+                    %s::bigint[] AS avoid),
 b AS MATERIALIZED (
     SELECT b.* FROM {_table(Batch)} b, arg
     WHERE b.name = arg.batch_name AND EXISTS (
@@ -212,17 +215,17 @@ gold AS MATERIALIZED (
 pick_gold AS MATERIALIZED ({pick_gold}),
 pick_any AS MATERIALIZED ({pick_any}),
 pick AS MATERIALIZED (
-    SELECT item_id, "item__context_id", "item__task", {exposed} FROM pick_gold
-    UNION ALL SELECT item_id, "item__context_id", "item__task", {exposed} FROM pick_any
+    SELECT item_id, "item_context", "item_task", {exposed} FROM pick_gold
+    UNION ALL SELECT item_id, "item_context", "item_task", {exposed} FROM pick_any
 ),
 ctx AS MATERIALIZED (
     SELECT id FROM {_table(Context)}
-    WHERE id = (SELECT "item__context_id" FROM pick WHERE "item__task" = '{RETRO}')
+    WHERE id = (SELECT "item_context" FROM pick WHERE "item_task" = '{RETRO}')
     FOR NO KEY UPDATE SKIP LOCKED
 ),
 grp AS MATERIALIZED ({row}),
 chosen AS (
-    SELECT item_id FROM pick WHERE "item__task" <> '{RETRO}' UNION ALL SELECT item_id FROM grp
+    SELECT item_id FROM pick WHERE "item_task" <> '{RETRO}' UNION ALL SELECT item_id FROM grp
 ),
 upd AS (
     UPDATE {_table(QueueSlot)} s SET taken = s.taken + 1 FROM chosen
@@ -235,7 +238,7 @@ ins AS (
     RETURNING {claim_cols}
 )
 SELECT (SELECT count(*) FROM b), (SELECT status FROM b), (SELECT count(*) FROM turn),
-       (SELECT count(*) FROM pick),
+       (SELECT "item_context" FROM pick),
        CASE WHEN EXISTS (SELECT 1 FROM turn) AND NOT EXISTS (SELECT 1 FROM pick) THEN EXISTS ({waiting}) ELSE false END,
        {", ".join(_columns(Claim, "c") + _columns(Item, "i") + _columns(Context, "x") + _columns(Domain, "d") + _columns(Batch, "bb"))}
 FROM (SELECT 1) AS one
@@ -261,7 +264,7 @@ class NextResult:
     found: bool  # the batch exists and is open to this verifier's pools
     batch_status: str | None
     turned: bool  # this verifier's turn was free (False: another request of theirs ran at once)
-    picked: bool  # a slot was picked
+    picked: int | None  # the context of the slot picked (when no claim came of it: its row was being claimed)
     waiting: bool  # none was picked, but open slots it may take are being claimed by others right now
 
     @property
@@ -270,14 +273,14 @@ class NextResult:
         claimed by someone else this instant): looking again will do."""
         if self.claim is not None or not self.found or self.batch_status != BatchStatus.OPEN:
             return False
-        return not self.turned or self.picked or self.waiting
+        return not self.turned or self.picked is not None or self.waiting
 
 
-def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False) -> NextResult:
-    """Run the claim statement once (see the module's docstring)."""
+def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False, avoid=()) -> NextResult:
+    """Run the claim statement once (see the module's docstring), passing over the contexts in `avoid`."""
     sql, tail = _claim_next_sql(exposure_allowed)
     inner, outer = queue.hmac_pads()
-    row = _execute(sql, (verifier_id, batch_name, inner, outer, list(queue.DISPLAY_ORDERS), *tail))
+    row = _execute(sql, (verifier_id, batch_name, inner, outer, list(queue.DISPLAY_ORDERS), list(avoid), *tail))
     found, status, turned, picked, waiting = row[:5]
     values = row[5:]
     claim = None
@@ -291,7 +294,7 @@ def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = Fa
         context.domain = domain
         item.context = context
         claim.item, claim.batch = item, batch
-    return NextResult(claim=claim, found=bool(found), batch_status=status, turned=bool(turned), picked=bool(picked), waiting=bool(waiting))
+    return NextResult(claim=claim, found=bool(found), batch_status=status, turned=bool(turned), picked=picked, waiting=bool(waiting))
 
 
 # --- an answer -------------------------------------------------------------------------------

@@ -149,7 +149,7 @@ def test_a_rows_items_come_from_one_statement_and_the_pick_walks_the_queue_index
         cursor.execute("SET LOCAL enable_seqscan = off")
         sql, tail = statements._claim_next_sql(False)
         inner, outer = queue.hmac_pads()
-        cursor.execute("EXPLAIN " + sql, (person.pk, batch.name, inner, outer, list(queue.DISPLAY_ORDERS), *tail))
+        cursor.execute("EXPLAIN " + sql, (person.pk, batch.name, inner, outer, list(queue.DISPLAY_ORDERS), [], *tail))
         plan = "\n".join(r[0] for r in cursor.fetchall())
     assert "queue_slot_open_in_order" in plan, plan
 
