@@ -704,8 +704,18 @@ def measure(size: str, *, pairs: int, warmup: int, phases: tuple[str, ...], repe
         _open_batch_reset(releases=True)
         result["phases"]["release"] = {"at": at, "loadavg_before": load_avg}
     PLANS.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=2) + "\n")
-    return result
+    # another process may have written other phases of this size meanwhile (a 4M release runs for
+    # most of an hour): keep what it wrote, replace only what this one measured
+    latest = json.loads(path.read_text()) if path.exists() else {}
+    measured = {"queue": [k for k in result if k.startswith(("next_", "submit_", "pairs", "seq_", "plan_"))],
+                "dashboard": ["dashboard"], "release": ["release_create", "release_build", "release_items", "release_bytes"]}
+    for phase in phases:
+        for key in measured.get(phase, []):
+            latest[key] = result[key]
+        latest.setdefault("phases", {})[phase] = result["phases"][phase]
+    latest.update({"size": size, "items": result["items"], "judgments": result["judgments"]})
+    path.write_text(json.dumps(latest, indent=2) + "\n")
+    return latest
 
 
 # --- report ----------------------------------------------------------------------------------
