@@ -27,6 +27,7 @@ and hard ones alike, so nothing about an item's kind shows in when it arrives.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import itertools
@@ -80,7 +81,12 @@ def display_order_for(*, verifier_id: int, item_pk: int) -> str:
 def hmac_pads() -> tuple[bytes, bytes]:
     """HMAC-SHA256's inner and outer padded keys for the shuffle secret: with them, SQL's
     `sha256(outer || sha256(inner || message))` is `hmac.new(shuffle_key(), message, sha256)`."""
-    key = shuffle_key()
+    return _pads_of(shuffle_key())
+
+
+@functools.lru_cache(maxsize=8)
+def _pads_of(key: bytes) -> tuple[bytes, bytes]:
+    """Derived once per secret, not on every claim (the claim statement passes them each time)."""
     if len(key) > 64:
         key = hashlib.sha256(key).digest()
     key = key.ljust(64, b"\0")
