@@ -201,7 +201,7 @@ def staffing_by_batch() -> list[dict]:
     """Per batch: the verifiers the context rule needs and its pools hold, and how many
     judgments came from a verifier who had seen a related item (the least-exposure
     fallback of a short batch), and how many items wait for a usable judgment (exposed
-    judgments do not count towards k with `DIALTOM_EXPOSED_JUDGMENTS=exclude`). 5 queries."""
+    judgments do not count towards k with `DIALTOM_EXPOSED_JUDGMENTS=exclude`). 6 queries at most."""
     batches = list(Batch.objects.order_by("name").values_list("pk", "name"))
     staffing = batch_staffing(batch_ids=[pk for pk, _ in batches])
     counts = {
