@@ -246,3 +246,28 @@ class Item(models.Model):
         if errors:
             raise ValidationError(errors)
 
+
+
+class ContinuationReveal(models.Model):
+    """`dialogue`'s turns contain, word for word, the true continuation of `continuation_of`.
+
+    In the authors' pool the true continuation of window w (the intended answer of every
+    prospective item of w) is the opening of window w+1's dialogue: whoever reads w+1's
+    dialogue knows w's answer. The context rule (`verification.queue`) reads this table so a
+    verifier never holds both. Made by `services.continuation_reveals_refresh` (found by
+    `continuations.reveals_among`), after every import and by a migration for existing data.
+    """
+
+    dialogue = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="reveals")
+    continuation_of = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="revealed_by")
+
+    class Meta:
+        ordering = ["dialogue", "continuation_of"]
+        constraints = [
+            models.UniqueConstraint(fields=["dialogue", "continuation_of"], name="continuation_reveal_unique"),
+            models.CheckConstraint(condition=~Q(dialogue=models.F("continuation_of")), name="continuation_reveal_other_context"),
+        ]
+        indexes = [models.Index(fields=["continuation_of", "dialogue"], name="continuation_reveal_by_target")]
+
+    def __str__(self) -> str:
+        return f"{self.dialogue_id} reveals {self.continuation_of_id}"

@@ -18,7 +18,7 @@ from typing import TextIO
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from . import dialtom, selectors
+from . import continuations, dialtom, selectors
 from .models import (
     ATTRIBUTE_CODES,
     DOMAINS,
@@ -27,6 +27,7 @@ from .models import (
     Attribute,
     Batch,
     Context,
+    ContinuationReveal,
     Domain,
     Item,
     Session,
@@ -305,9 +306,12 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
             for _, row in pending
         ])
         created.update(row["domain"] for _, row in pending)
+        touched.update(row["session_id"] for _, row in pending)
 
+    touched: set[str] = set()
     _run_streaming_import(path, validate=validate, resolve=resolve, check_db=check_db, write=write,
                           chunk_size=chunk_size)
+    continuation_reveals_refresh(session_keys=touched)
     return {"file": str(path), "created": sum(created.values()), "by_domain": dict(sorted(created.items()))}
 
 
@@ -444,15 +448,47 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
         ])
         for _, row in pending:
             created[contexts[row["context_id"]][1]][row["task"]] += 1
+            touched.add(contexts[row["context_id"]][0])
 
+    touched: set[int] = set()  # contexts with new items: their sessions' reveals are found again
     _run_streaming_import(path, validate=validate, resolve=resolve, check_db=check_db, write=write,
                           chunk_size=chunk_size)
+    continuation_reveals_refresh(
+        session_keys=set(Context.objects.filter(pk__in=touched).order_by().values_list("session_key", flat=True))
+    )
     return {
         "file": str(path),
         "created": sum(sum(c.values()) for c in created.values()),
         "by_domain": {d: dict(sorted(c.items())) for d, c in sorted(created.items())},
         "batches_created": sorted(new_batches),
     }
+
+
+# --- which dialogues show another window's continuation --------------------------------
+
+def continuation_reveals_refresh(*, session_keys: Iterable[str] | None = None) -> int:
+    """Find again, for the contexts of these sessions (None: every session), which dialogue
+    shows which window's true continuation (`ContinuationReveal`, read by the context rule):
+    exact normalised-text containment within a session (`continuations.reveals_among`).
+    Returns how many pairs the sessions hold. Safe to run twice."""
+    contexts = Context.objects.order_by()
+    if session_keys is not None:
+        session_keys = sorted(set(session_keys))
+        if not session_keys:
+            return 0
+        contexts = contexts.filter(session_key__in=session_keys)
+    dialogues = {pk: (key, turns) for pk, key, turns in contexts.values_list("pk", "session_key", "turns")}
+    answers: dict[int, set[str]] = defaultdict(set)
+    rows = Item.objects.filter(context_id__in=list(dialogues), task=Task.PROSPECTIVE, answer__in=OPTION_LETTERS)
+    for context_pk, options, answer in rows.order_by().values_list("context_id", "options", "answer"):
+        if isinstance(options, list) and len(options) == len(OPTION_LETTERS):
+            answers[context_pk].add(options[OPTION_LETTERS.index(answer)])
+    found = continuations.reveals_among(dialogues=dialogues, continuations=answers)
+    with transaction.atomic():
+        ContinuationReveal.objects.filter(dialogue_id__in=list(dialogues)).delete()
+        for chunk in _chunks_of(sorted(found), CHUNK_SIZE):
+            ContinuationReveal.objects.bulk_create([ContinuationReveal(dialogue_id=d, continuation_of_id=t) for d, t in chunk])
+    return len(found)
 
 
 # --- the DialToM authors' files --------------------------------------------------------
@@ -678,6 +714,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
             return batch_pks[name]
 
         created: Counter = Counter()
+        touched: set[str] = set()  # sessions with new contexts or items: their reveals are found again
         for index, file in enumerate(files):
             if file.kind == "counterfact":
                 continue
@@ -692,6 +729,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
                 if context is None:
                     continue
                 if todo.pop(("context", context["context_id"]), None) is not None:
+                    touched.add(context["session_key"])
                     new_contexts.append({
                         "context_id": context["context_id"], "domain_id": context["domain"],
                         "session_key": context["session_key"], "window_index": context["window_index"],
@@ -701,6 +739,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
                     first = todo.pop(("item", item["item_id"]), None)
                     if first is None:
                         continue
+                    touched.add(context["session_key"])
                     batch_name, release = first
                     metadata = {"source": "dialtom-pool" if file.kind == "pool" else "dialtom-release",
                                 "file": file.path.name, "key": parsed.key.partition("_")[0],
@@ -781,6 +820,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     skipped.extend(cf_problems)
     bulk_insert(Item, new_cf)
     created["counterfactual"] += len(new_cf)
+    reveals = continuation_reveals_refresh(session_keys=touched) if touched else 0
     totals["counterfactual"] = len(counterfactual_ok)
     for item_id in counterfactual_ok:
         by_domain[item_id.split("-", 1)[0]]["counterfactual"] += 1
@@ -798,6 +838,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
         "skipped": [p.as_dict() for p in skipped],
         "warnings": [p.as_dict() for p in warnings],
         "by_domain": {d: {k: c[k] for k in KINDS} for d, c in sorted(by_domain.items())},
+        "continuation_reveals": reveals,
     }
 
 

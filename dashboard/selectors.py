@@ -7,7 +7,7 @@ from datetime import date, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Aggregate, Count, F, FloatField, Min, Q, Sum
+from django.db.models import Aggregate, Count, Exists, F, FloatField, Min, OuterRef, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -200,7 +200,8 @@ def adaptive_overlap_by_batch() -> list[dict]:
 def staffing_by_batch() -> list[dict]:
     """Per batch: the verifiers the context rule needs and its pools hold, and how many
     judgments came from a verifier who had seen a related item (the least-exposure
-    fallback of a short batch). 4 queries."""
+    fallback of a short batch), and how many items wait for a usable judgment (exposed
+    judgments do not count towards k with `DIALTOM_EXPOSED_JUDGMENTS=exclude`). 6 queries at most."""
     batches = list(Batch.objects.order_by("name").values_list("pk", "name"))
     staffing = batch_staffing(batch_ids=[pk for pk, _ in batches])
     counts = {
@@ -210,11 +211,16 @@ def staffing_by_batch() -> list[dict]:
         .order_by("batch_id")
         .annotate(n=Count("id"), exposed=Count("id", filter=Q(exposed=True)))
     }
+    waiting = dict(
+        QueueSlot.objects.filter(batch_id__in=[pk for pk, _ in batches], is_gold=False, answered__lt=F("needed"))
+        .filter(Exists(Judgment.objects.filter(item_id=OuterRef("item_id"), exposed=True)))
+        .values("batch_id").order_by("batch_id").annotate(n=Count("item_id")).values_list("batch_id", "n")
+    )
     rows = []
     for pk, name in batches:
         n = counts.get(pk, {"n": 0, "exposed": 0})
         rows.append({"batch": name, **staffing[pk].as_dict(), "judgments": n["n"], "exposed": n["exposed"],
-                     "exposed_share": _ratio(n["exposed"], n["n"])})
+                     "exposed_share": _ratio(n["exposed"], n["n"]), "waiting_for_usable": waiting.get(pk, 0)})
     return rows
 
 

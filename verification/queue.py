@@ -14,6 +14,13 @@ held on the context's items (answered, skipped, lapsed: they were read) and ever
 in any batch. Its retrospective items come in a row: the claim of the first reserves the
 others for the same verifier (`statements.claim_next`), so the dialogue is read once.
 
+**Across windows** (issue 20). A dialogue can show another window's true continuation: in
+the authors' pool, window w's continuation opens window w+1's dialogue
+(`annotation.ContinuationReveal`, found at import). So a verifier who has seen a dialogue
+(a retrospective item) never gets a profile-bearing item of a context whose continuation
+that dialogue shows, and a verifier who has seen a profile-bearing item never gets the
+retrospective items of a dialogue that shows its continuation: in either order, in any batch.
+
 **The least-exposure fallback.** With k = 3 and the authors' shape (6 retrospective items,
 6 prospective ones) a context needs 3 + 6 × 3 = 21 different verifiers. When a batch needs
 more than its pools hold (`batch_staffing`), a verifier who has nothing left under the rule
@@ -40,7 +47,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 from accounts.models import Role, User
-from annotation.models import OPTION_LETTERS, Batch, Item, Task, Variant
+from annotation.models import OPTION_LETTERS, Batch, ContinuationReveal, Item, Task, Variant
 
 from .models import Claim, ClaimStatus, Judgment, QueueSlot
 
@@ -127,12 +134,51 @@ def _related_seen(verifier: User, *, profile_bearing_only: bool):
     return Q(Exists(claims)) | Q(Exists(judged))
 
 
+def _seen_in(verifier: User, *, context: OuterRef, task: str):
+    """Exists: the verifier has seen an item of this task of that context (a claim of any status, or a judgment)."""
+    related = {"verifier": verifier, "item__context_id": context, "item__task": task}
+    return Q(Exists(Claim.objects.filter(**related))) | Q(Exists(Judgment.objects.filter(**related)))
+
+
+def _revealing_dialogue_seen(verifier: User):
+    """Exists: the verifier has read a dialogue that shows the slot's context's true continuation."""
+    dialogues = ContinuationReveal.objects.filter(continuation_of_id=OuterRef("item_context"))
+    return Q(Exists(dialogues.filter(_seen_in(verifier, context=OuterRef("dialogue_id"), task=Task.RETROSPECTIVE))))
+
+
+def _revealed_continuation_seen(verifier: User):
+    """Exists: the verifier has seen a profile-bearing item whose true continuation the slot's dialogue shows."""
+    targets = ContinuationReveal.objects.filter(dialogue_id=OuterRef("item_context"))
+    return Q(Exists(targets.filter(_seen_in(verifier, context=OuterRef("continuation_of_id"), task=Task.PROSPECTIVE))))
+
+
 def exposure_rule(verifier: User) -> Q:
     """True for a slot the context rule withholds from this verifier: its context's profile-bearing
-    item was seen, or the slot is itself profile-bearing and anything else of the context was seen."""
-    return _related_seen(verifier, profile_bearing_only=True) | (
-        Q(item_task=Task.PROSPECTIVE) & _related_seen(verifier, profile_bearing_only=False)
+    item was seen, or the slot is itself profile-bearing and anything else of the context was seen,
+    or a dialogue the verifier read shows the slot's continuation, or the slot's dialogue shows the
+    continuation of a profile-bearing item the verifier saw."""
+    return (
+        _related_seen(verifier, profile_bearing_only=True)
+        | (Q(item_task=Task.PROSPECTIVE) & (_related_seen(verifier, profile_bearing_only=False) | _revealing_dialogue_seen(verifier)))
+        | (Q(item_task=Task.RETROSPECTIVE) & _revealed_continuation_seen(verifier))
     )
+
+
+def continuation_read(verifier) -> Q:
+    """For rows annotated `item_context` (a slot, a judgment): the verifier has read a dialogue that
+    shows that context's true continuation. `verifier` as seen from inside the claims' subquery."""
+    return _revealing_dialogue_seen(verifier)
+
+
+def exposed_judgments_count() -> bool:
+    """Whether an exposed claim and its judgment count towards an item's k: only when aggregation
+    uses them (`DIALTOM_EXPOSED_JUDGMENTS=include`). With `exclude` (the default) they do not, so
+    the item stays in the queue until k usable judgments are in."""
+    return settings.DIALTOM_EXPOSED_JUDGMENTS == "include"
+
+
+def counts_towards_k(*, exposed: bool) -> bool:
+    return not exposed or exposed_judgments_count()
 
 
 def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> QuerySet[QueueSlot]:
@@ -210,10 +256,14 @@ class Staffing:
 
 def batch_staffing(*, batch_ids) -> dict[int, Staffing]:
     """Per batch: a context needs max(k of its retrospective items) + Σ k of its profile-bearing
-    items different verifiers; the batch needs what its most demanding context needs."""
+    items different verifiers, plus, when its profile-bearing items are in the batch, the readers
+    of every other dialogue that shows its true continuation (max k of that window's
+    retrospective items, in any batch: the queue does not make them the same people); the batch
+    needs what its most demanding context needs. The authors' shape at k = 3: 3 + 6 × 3 = 21 for a
+    session's last window, 21 + 3 = 24 for a window whose continuation opens the next one."""
     ids = list(batch_ids)
     k = Coalesce("queue_slot__needed", "batch__overlap")  # an item's slot may not exist yet
-    per_context = (
+    per_context = list(
         Item.objects.filter(batch_id__in=ids, is_gold=False)
         .values("batch_id", "context_id")
         .order_by()
@@ -221,11 +271,24 @@ def batch_staffing(*, batch_ids) -> dict[int, Staffing]:
             retro=Coalesce(Max(k, filter=Q(task=Task.RETROSPECTIVE)), 0),
             profile=Coalesce(Sum(k, filter=Q(task=Task.PROSPECTIVE)), 0),
         )
-        .values_list("batch_id", "retro", "profile")
+        .values_list("batch_id", "context_id", "retro", "profile")
     )
+    profile_contexts = {context for _, context, _, profile in per_context if profile}
+    reveals = list(
+        ContinuationReveal.objects.filter(continuation_of_id__in=profile_contexts).order_by().values_list("dialogue_id", "continuation_of_id")
+    )
+    readers = dict(
+        Item.objects.filter(context_id__in={d for d, _ in reveals}, task=Task.RETROSPECTIVE, is_gold=False)
+        .values("context_id").order_by()
+        .annotate(k=Max(k)).values_list("context_id", "k")
+    )
+    other_readers: dict[int, int] = {}
+    for dialogue, target in reveals:
+        other_readers[target] = other_readers.get(target, 0) + (readers.get(dialogue) or 0)
     needed = dict.fromkeys(ids, 0)
-    for batch_id, retro, profile in per_context:
-        needed[batch_id] = max(needed[batch_id], retro + profile)
+    for batch_id, context, retro, profile in per_context:
+        extra = other_readers.get(context, 0) if profile else 0
+        needed[batch_id] = max(needed[batch_id], retro + profile + extra)
     available = dict(
         Batch.objects.filter(pk__in=ids)
         .values_list("pk")

@@ -16,12 +16,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max
+from django.db.models import Count, F, Max, OuterRef, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Pool, User
-from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item
+from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Task
 
 from . import queue, statements
 from .locks import claims_for_update, judgments_for_update
@@ -110,7 +110,9 @@ def _check_open(*, batch: Batch) -> None:
 
 def batch_queue_sync(*, batch: Batch) -> int:
     """Create the queue slots of the batch's items that have none yet; returns how many."""
-    missing = Item.objects.filter(batch=batch, queue_slot__isnull=True).annotate(n=Count("judgments")).values_list(
+    counted = Q() if queue.exposed_judgments_count() else Q(judgments__exposed=False)  # only what counts towards k
+    missing = Item.objects.filter(batch=batch, queue_slot__isnull=True).annotate(
+        n=Count("judgments", filter=counted)).values_list(
         "pk", "item_id", "is_gold", "n"
     )
     rows = [
@@ -136,15 +138,16 @@ def claims_expire(*, batch: Batch | None = None, now: datetime | None = None) ->
         qs = claims_for_update(skip_locked=True).filter(status=ClaimStatus.ACTIVE, expires_at__lte=now)
         if batch is not None:
             qs = qs.filter(batch=batch)
-        rows = list(qs.values_list("pk", "item_id"))
+        rows = list(qs.values_list("pk", "item_id", "exposed"))
         if not rows:
             return 0
-        Claim.objects.filter(pk__in=[pk for pk, _ in rows]).update(status=ClaimStatus.EXPIRED)
-        _slots_release(Counter(item_id for _, item_id in rows))
+        Claim.objects.filter(pk__in=[pk for pk, _, _ in rows]).update(status=ClaimStatus.EXPIRED)
+        _slots_release(Counter(item_id for _, item_id, exposed in rows if queue.counts_towards_k(exposed=exposed)))
     return len(rows)
 
 
 def _slots_release(counts: Counter) -> None:
+    """Give back the places of released claims (only those that counted towards k: `queue.counts_towards_k`)."""
     for item_id in sorted(counts):  # fixed order: no deadlock between two sweepers
         QueueSlot.objects.filter(pk=item_id).update(taken=F("taken") - counts[item_id])
 
@@ -238,8 +241,18 @@ def claim_skip(*, verifier: User, claim_id: uuid.UUID, reason: str) -> Claim:
         raise VerificationError(f"this claim is {claim.status}", code="claim_not_active", status=409)
     claim.status, claim.skip_reason = ClaimStatus.SKIPPED, reason
     claim.save(update_fields=["status", "skip_reason"])
-    _slots_release(Counter([claim.item_id]))
+    if queue.counts_towards_k(exposed=claim.exposed):
+        _slots_release(Counter([claim.item_id]))
     return claim
+
+
+def _slot_retake(*, claim: Claim) -> bool:
+    """A skipped or lapsed claim held again: its place counts again if it counts towards k; either
+    way only while the item still needs judgments."""
+    slot = QueueSlot.objects.filter(pk=claim.item_id, taken__lt=F("needed"))
+    if queue.counts_towards_k(exposed=claim.exposed):
+        return bool(slot.update(taken=F("taken") + 1))
+    return slot.exists()
 
 
 @transaction.atomic
@@ -251,7 +264,7 @@ def claim_restore(*, verifier: User, claim_id: uuid.UUID) -> Claim:
     if claim.status != ClaimStatus.SKIPPED:
         raise VerificationError(f"this claim is {claim.status}", code="claim_not_skipped", status=409)
     _check_open(batch=claim.batch)
-    if not QueueSlot.objects.filter(pk=claim.item_id, taken__lt=F("needed")).update(taken=F("taken") + 1):
+    if not _slot_retake(claim=claim):
         raise VerificationError("other verifiers have completed this item since you skipped it", code="item_complete", status=409)
     now = timezone.now()
     Claim.objects.filter(pk=claim.pk).update(
@@ -350,8 +363,7 @@ def _judgment_submit_checked(
     marks = implausible_to_original(display_order=claim.display_order, marks=marks)
     if claim.status != ClaimStatus.ACTIVE:
         # The lease ran out (or the item was skipped): answer anyway if the item still needs it.
-        retaken = QueueSlot.objects.filter(pk=claim.item_id, taken__lt=F("needed")).update(taken=F("taken") + 1)
-        if not retaken:
+        if not _slot_retake(claim=claim):
             raise VerificationError(
                 "the lease on this item expired and other verifiers have completed it", code="claim_expired", status=409
             )
@@ -381,9 +393,10 @@ def _judgment_submit_checked(
     claim.save(update_fields=["status"])
     judgment.claim, judgment.item = claim, claim.item
     slot = QueueSlot.objects.filter(pk=claim.item_id)
-    slot.update(answered=F("answered") + 1)
-    if slot.filter(answered__gte=F("needed")).exists():
-        _item_filled(batch_id=claim.batch_id)
+    if queue.counts_towards_k(exposed=claim.exposed):
+        slot.update(answered=F("answered") + 1)
+        if slot.filter(answered__gte=F("needed")).exists():
+            _item_filled(batch_id=claim.batch_id)
     return Submission(judgment, True, claim.batch.name)
 
 
@@ -406,6 +419,38 @@ def judgment_change(
     judgment.comment = (comment or "").strip()[:5000]
     judgment.save(update_fields=["label", "displayed_label", "implausible", "comment", "updated_at"])
     return judgment
+
+
+@transaction.atomic
+def judgments_exposure_mark(*, dry_run: bool = False) -> dict:
+    """Mark `exposed` the stored judgments (and their claims) of profile-bearing items whose
+    verifier has read, before or after, a dialogue that shows the item's true continuation
+    (the context rule across windows, issue 20): data gathered before the rule held. With
+    `DIALTOM_EXPOSED_JUDGMENTS=exclude` they stop counting towards k, so their items go back to
+    the queue for a usable judgment. Idempotent: a second run finds nothing."""
+    leaked = (
+        Judgment.objects.filter(exposed=False, item__task=Task.PROSPECTIVE)
+        .annotate(item_context=F("item__context_id"))
+        .filter(queue.continuation_read(OuterRef(OuterRef("verifier_id"))))
+    )
+    rows = list(leaked.order_by("pk").values_list("pk", "claim_id", "item_id", "batch_id"))
+    report = {
+        "judgments": len(rows),
+        "items": len({item for _, _, item, _ in rows}),
+        "batches": len({batch for _, _, _, batch in rows}),
+        "dry_run": dry_run,
+    }
+    if dry_run or not rows:
+        return report
+    Claim.objects.filter(pk__in=[claim for _, claim, _, _ in rows if claim]).update(exposed=True)
+    Judgment.objects.filter(pk__in=[pk for pk, _, _, _ in rows]).update(exposed=True)
+    if not queue.exposed_judgments_count():
+        counts = Counter(item for _, _, item, _ in rows)
+        for item_id in sorted(counts):  # fixed order, as every slot update
+            QueueSlot.objects.filter(pk=item_id).update(
+                taken=Greatest(F("taken") - counts[item_id], 0), answered=Greatest(F("answered") - counts[item_id], 0)
+            )
+    return report
 
 
 # --- batches (staff) -----------------------------------------------------------------------
@@ -513,10 +558,10 @@ def batch_close(*, name: str | None = None, batch: Batch | None = None) -> Batch
     if batch.status != BatchStatus.CLOSED:
         batch.status, batch.closed_at = BatchStatus.CLOSED, timezone.now()
         batch.save(update_fields=["status", "closed_at"])
-    live = list(claims_for_update().filter(batch=batch, status=ClaimStatus.ACTIVE).values_list("pk", "item_id"))
+    live = list(claims_for_update().filter(batch=batch, status=ClaimStatus.ACTIVE).values_list("pk", "item_id", "exposed"))
     if live:
-        Claim.objects.filter(pk__in=[pk for pk, _ in live]).update(status=ClaimStatus.EXPIRED)
-        _slots_release(Counter(item_id for _, item_id in live))
+        Claim.objects.filter(pk__in=[pk for pk, _, _ in live]).update(status=ClaimStatus.EXPIRED)
+        _slots_release(Counter(item_id for _, item_id, exposed in live if queue.counts_towards_k(exposed=exposed)))
     return batch
 
 

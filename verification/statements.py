@@ -160,12 +160,14 @@ CLAIM_FIELDS = [f.column for f in Claim._meta.concrete_fields]
 
 
 @cache
-def _claim_next_sql(exposure_allowed: bool) -> tuple[str, tuple]:
+def _claim_next_sql(exposure_allowed: bool, exposed_count: bool = False) -> tuple[str, tuple]:
     pick_gold, gold_params = _pick_sql(gold=True, exposure_allowed=exposure_allowed, after_gold=False)
     pick_any, any_params = _pick_sql(gold=False, exposure_allowed=exposure_allowed, after_gold=True)
     row, row_params = _row_sql(exposure_allowed=exposure_allowed)
     waiting, waiting_params = _waiting_sql(exposure_allowed=exposure_allowed)
     exposed = "exposed" if exposure_allowed else "false AS exposed"
+    # an exposed claim counts towards k only where aggregation uses exposed judgments (`queue.counts_towards_k`)
+    taken_by = "1" if exposed_count or not exposure_allowed else "CASE WHEN (SELECT exposed FROM pick) THEN 0 ELSE 1 END"
     members = Pool.members.through
     pools = Batch.pools.through
     new_claim = {
@@ -228,7 +230,7 @@ chosen AS (
     SELECT item_id FROM pick WHERE "item_task" <> '{RETRO}' UNION ALL SELECT item_id FROM grp
 ),
 upd AS (
-    UPDATE {_table(QueueSlot)} s SET taken = s.taken + 1 FROM chosen
+    UPDATE {_table(QueueSlot)} s SET taken = s.taken + {taken_by} FROM chosen
     WHERE s.item_id = chosen.item_id AND s.taken < s.needed
     RETURNING s.item_id, s.is_gold
 ),
@@ -278,7 +280,7 @@ class NextResult:
 
 def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False, avoid=()) -> NextResult:
     """Run the claim statement once (see the module's docstring), passing over the contexts in `avoid`."""
-    sql, tail = _claim_next_sql(exposure_allowed)
+    sql, tail = _claim_next_sql(exposure_allowed, queue.exposed_judgments_count())
     inner, outer = queue.hmac_pads()
     row = _execute(sql, (verifier_id, batch_name, inner, outer, list(queue.DISPLAY_ORDERS), list(avoid), *tail))
     found, status, turned, picked, waiting = row[:5]
@@ -325,7 +327,7 @@ JUDGMENT_FIELDS = [f.column for f in Judgment._meta.concrete_fields if f.column 
 
 
 @cache
-def _judgment_store_sql() -> str:
+def _judgment_store_sql(exposed_count: bool = False) -> str:
     lease = "make_interval(mins => c.lease_minutes)"
     # a row's later question counts from the verifier's answer before it in the row
     row_started = f"""(SELECT max(j.created_at) FROM {_table(Judgment)} j JOIN {_table(Claim)} rc ON rc.id = j.claim_id
@@ -350,6 +352,7 @@ def _judgment_store_sql() -> str:
     }
     assert set(new) == set(JUDGMENT_FIELDS), "a Judgment field is missing from the answer statement"
     cols = ", ".join(f'"{c}"' for c in JUDGMENT_FIELDS)
+    counted = "" if exposed_count else " WHERE NOT exposed"  # `queue.counts_towards_k`
     return f"""
 WITH arg AS (SELECT %s::bigint AS v, %s::uuid AS claim_id, %s::uuid AS key, %s::text AS choice,
                     %s::text[] AS marks, %s::text AS comment, %s::text AS source, %s::text AS letters),
@@ -371,7 +374,7 @@ ins AS (
 ),
 ans AS (UPDATE {_table(Claim)} SET status = '{ClaimStatus.ANSWERED.value}' WHERE id IN (SELECT claim_id FROM ins) RETURNING id),
 slot AS (
-    UPDATE {_table(QueueSlot)} SET answered = answered + 1 WHERE item_id IN (SELECT item_id FROM ins)
+    UPDATE {_table(QueueSlot)} SET answered = answered + 1 WHERE item_id IN (SELECT item_id FROM ins{counted})
     RETURNING answered >= needed AS filled
 )
 SELECT ins.*, c.display_order, c.batch_name, (SELECT bool_or(filled) FROM slot), (SELECT count(*) FROM ans)
@@ -385,7 +388,7 @@ def judgment_store(
     """Store an answer to a live claim in one statement; None when the slow path must decide
     (a replayed key, an answered or lapsed claim, a closed batch, a choice not offered)."""
     row = _execute(
-        _judgment_store_sql(),
+        _judgment_store_sql(queue.exposed_judgments_count()),
         (verifier_id, uuid.UUID(str(claim_id)), uuid.UUID(str(idempotency_key)), choice, marks, comment, source, "".join(OPTION_LETTERS)),
     )
     if row is None:

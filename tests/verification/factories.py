@@ -42,12 +42,12 @@ ATTRIBUTES = ("belief", "desire", "intention", "emotion", "knowledge", "trust")
 
 
 def context_with_items(*, batch: Batch, context_id: str, profile_variants=("hard", "easy", "counterfactual"),
-                       profile_states=("trust",), profile_batch: Batch | None = None):
+                       profile_states=("trust",), profile_batch: Batch | None = None, **context_fields):
     """A context as the authors shape it: six retrospective items (one per attribute) and its
     profile-bearing items (prospective items, one per state in `profile_states`, each in the
     `profile_variants`), whose profile repeats the retrospective answers.
     Returns (retrospective items, profile-bearing items)."""
-    context = ContextFactory(context_id=context_id)
+    context = ContextFactory(context_id=context_id, **context_fields)
     retrospective = [
         ItemFactory(batch=batch, context=context, attribute=attribute,
                     options=[f"{attribute} {letter} #{context.pk}" for letter in "ABCD"], answer="C")
