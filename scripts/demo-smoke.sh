@@ -16,8 +16,9 @@ server=""
 cleanup() {
     if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then
         kill -TERM -- "-$server" 2>/dev/null || true   # the process group of `make demo` (make, runserver and its reloader child)
-        sleep 1
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- "-$server" 2>/dev/null || break; sleep 0.5; done
         kill -KILL -- "-$server" 2>/dev/null || true
+        wait "$server" 2>/dev/null || true
     fi
     rm -rf "$work"
 }
