@@ -28,7 +28,7 @@ chromium:
 # The demo: SQLite and in-process tasks, nothing else needed. Log in with the accounts it prints.
 demo: install
 	$(BIN)/python manage.py migrate --no-input
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)/
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # The whole suite against real PostgreSQL and Redis, browser tests in headless Chromium.

@@ -101,14 +101,24 @@ def aggregation_run_create(
 
 def aggregation_run_publish(run_id: int) -> None:
     """Queue a run on Celery: a group (one task per batch) with a chord callback that finishes
-    the run. Raises if the broker cannot take it (`jobs.job_send` keeps the run WAITING then)."""
-    from celery import chord
+    the run. Raises if the broker cannot take it (`jobs.job_send` keeps the run WAITING then).
+
+    With in-process tasks (`CELERY_TASK_ALWAYS_EAGER`, the demo) the same tasks run one after
+    the other, callback last: an eager chord joins its group's results, which Celery refuses
+    inside a task ("Never call result.get() within a task!"; its flag is process-wide, so a
+    thread of the dev server running another task trips it too) and the run used to wait forever."""
+    from celery import chord, current_app
 
     from .tasks import aggregate_batch, aggregation_run_finalize
 
     batch_ids = list(
         AggregationRun.batches.through.objects.filter(aggregationrun_id=run_id).order_by("batch_id").values_list("batch_id", flat=True)
     )
+    if current_app.conf.task_always_eager:
+        for batch_id in batch_ids:
+            aggregate_batch.si(run_id, batch_id).apply_async()
+        aggregation_run_finalize.si(run_id).apply_async()
+        return
     result = chord([aggregate_batch.si(run_id, batch_id) for batch_id in batch_ids])(aggregation_run_finalize.si(run_id))
     AggregationRun.objects.filter(pk=run_id).update(celery_id=result.id or "")
 

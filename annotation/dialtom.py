@@ -38,7 +38,10 @@ STATE_ATTRIBUTES = {
     "intention": "intention", "intentions": "intention", "emotion": "emotion", "emotions": "emotion",
     "knowledge": "knowledge", "trust": "trust",
 }
-ROLE_ALIASES = {"mi": {"therapist": Speaker.INITIATOR}}
+# Other names the authors' files give a role. combined_written_data.json writes the PFG
+# speakers as "agent 1" / "agent 2": agent 1 opens and asks for the donation (the persuader).
+ROLE_ALIASES = {"mi": {"therapist": Speaker.INITIATOR},
+                "pfg": {"agent 1": Speaker.INITIATOR, "agent 2": Speaker.RECIPIENT}}
 RECORD_ID = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*$")
 MAX_INT = 2**31 - 1  # PostgreSQL integer
 PROSPECTIVE_QUESTION = "Which continuation is most consistent with this mental-state profile?"

@@ -505,17 +505,86 @@ _KIND_SQL = ("CASE WHEN task = 'retrospective' THEN 'retrospective' WHEN variant
              "WHEN variant = 'counterfactual' THEN 'counterfactual' ELSE 'prospective' END")
 # What the first pass learns, in temporary tables of this transaction (dropped at its end),
 # so that memory does not grow with the number of records: a row per context or item met.
+# On SQLite (`make demo`) the same tables and queries, in its dialect: `_staging_sql` says
+# where the two differ (one statement an execute, no ON COMMIT DROP, no DISTINCT ON, no COPY).
+_STAGING_TABLES = ("dialtom_seen", "dialtom_bad", "dialtom_first")
 _STAGING_SQL = """
-DROP TABLE IF EXISTS dialtom_seen, dialtom_bad, dialtom_first;
 CREATE TEMP TABLE dialtom_seen (
-    seq serial PRIMARY KEY, kind text NOT NULL, id text NOT NULL, digest bytea NOT NULL,
+    seq {serial} PRIMARY KEY, kind text NOT NULL, id text NOT NULL, digest bytea NOT NULL,
     file integer NOT NULL, line integer NOT NULL, key text NOT NULL, field text NOT NULL,
     context_id text NOT NULL, task text NOT NULL, attribute text NOT NULL, variant text NOT NULL,
     batch text NOT NULL, release jsonb
-) ON COMMIT DROP;
+){on_commit_drop};
 CREATE TEMP TABLE dialtom_bad (kind text NOT NULL, id text NOT NULL, reason text NOT NULL,
-                               PRIMARY KEY (kind, id)) ON COMMIT DROP;
+                               PRIMARY KEY (kind, id)){on_commit_drop}
 """
+_FIRST_SQL = {
+    # one row per valid id, where it is first met
+    "postgresql": """
+            CREATE TEMP TABLE dialtom_first ON COMMIT DROP AS
+            SELECT DISTINCT ON (s.kind, s.id) {columns}
+            FROM dialtom_seen s
+            WHERE NOT EXISTS (SELECT 1 FROM dialtom_bad b WHERE b.kind = s.kind AND b.id = s.id)
+            ORDER BY s.kind, s.id, s.seq""",
+    "sqlite": """
+            CREATE TEMP TABLE dialtom_first AS
+            SELECT {columns}
+            FROM dialtom_seen s
+            WHERE NOT EXISTS (SELECT 1 FROM dialtom_bad b WHERE b.kind = s.kind AND b.id = s.id)
+              AND s.seq = (SELECT min(f.seq) FROM dialtom_seen f WHERE f.kind = s.kind AND f.id = s.id)""",
+}
+_PREFIX_SQL = {"postgresql": "split_part(id, '-', 1)", "sqlite": "substr(id, 1, instr(id, '-') - 1)"}
+
+
+def _staging_sql(statement: str | dict) -> list[str]:
+    """The statements of `statement` (a dict: one per database) for this connection, one an item."""
+    postgres = connection.vendor == "postgresql"
+    if isinstance(statement, dict):
+        statement = statement["postgresql" if postgres else "sqlite"]
+    statement = statement.replace("{serial}", "serial" if postgres else "integer")
+    statement = statement.replace("{on_commit_drop}", " ON COMMIT DROP" if postgres else "")
+    return [s for s in statement.split(";") if s.strip()]
+
+
+def _staging_run(cursor, statement: str | dict) -> None:
+    for sql in _staging_sql(statement):
+        cursor.execute(sql)
+
+
+class _RowsIn:
+    """Rows into a staging table: COPY on PostgreSQL, executemany elsewhere."""
+
+    def __init__(self, cursor, table: str, columns: tuple[str, ...]):
+        self.cursor, self.table, self.columns, self.rows = cursor, table, columns, []
+
+    def __enter__(self):
+        if connection.vendor == "postgresql":
+            self._copy = self.cursor.copy(f"COPY {self.table} ({', '.join(self.columns)}) FROM STDIN")
+            self.write_row = self._copy.__enter__().write_row
+        else:
+            self.write_row = self.rows.append
+        return self
+
+    def __exit__(self, *exc):
+        if connection.vendor == "postgresql":
+            return self._copy.__exit__(*exc)
+        if exc[0] is None and self.rows:
+            marks = ", ".join(["%s"] * len(self.columns))
+            self.cursor.executemany(f"INSERT INTO {self.table} ({', '.join(self.columns)}) VALUES ({marks})", self.rows)
+        return False
+
+
+def _rows_streamed(name: str, sql: str):
+    """The rows of a query, streamed by a server-side cursor on PostgreSQL; a plain cursor elsewhere."""
+    if connection.vendor == "postgresql":
+        with connection.connection.cursor(name=name) as rows:
+            rows.itersize = 2000
+            rows.execute(sql)
+            yield from rows
+        return
+    with connection.cursor() as rows:
+        rows.execute(sql)
+        yield from rows
 JSON_COLUMNS = {"context": {1}, "item": {1 + dialtom.ITEM_COMPARED.index(c) for c in ("options", "profile")}}
 _SEEN_COLUMNS = ("kind", "id", "digest", "file", "line", "key", "field", "context_id", "task", "attribute", "variant",
                  "batch", "release")
@@ -575,13 +644,15 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     counterfactuals: dict[str, tuple[dict, tuple]] = {}  # a few hundred: kept in memory
 
     with connection.cursor() as cursor:
-        cursor.execute(_STAGING_SQL)
+        for table in _STAGING_TABLES:
+            cursor.execute(f"DROP TABLE IF EXISTS {table}")
+        _staging_run(cursor, _STAGING_SQL)
 
         # Pass 1: problems of single records into the report, fingerprints into dialtom_seen.
         for index, file in enumerate(files):
             n_records = n_valid = 0
             first_problem = None
-            with cursor.copy(f"COPY dialtom_seen ({', '.join(_SEEN_COLUMNS)}) FROM STDIN") as copy:
+            with _RowsIn(cursor, "dialtom_seen", _SEEN_COLUMNS) as copy:
                 for parsed in dialtom.read(file, domain=domains[file.domain], seed=seed):
                     n_records += 1
                     warnings.extend(parsed.warnings)
@@ -612,7 +683,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
             if n_records and not n_valid:
                 raise InputError(file.path, first_problem.line, first_problem.field,
                                  f"{first_problem.reason} (no record of this file is valid)")
-        cursor.execute("CREATE INDEX ON dialtom_seen (kind, id, seq); ANALYZE dialtom_seen")
+        _staging_run(cursor, "CREATE INDEX dialtom_seen_kind_id ON dialtom_seen (kind, id, seq); ANALYZE dialtom_seen")
 
         # An id given twice with other content: every version is skipped.
         cursor.execute("""
@@ -628,28 +699,25 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
             ("item", f"SELECT i.item_id, i.{', i.'.join(dialtom.ITEM_COMPARED)}, s.digest FROM annotation_item i JOIN "
                      "(SELECT DISTINCT id, digest FROM dialtom_seen WHERE kind = 'item') s ON s.id = i.item_id"),
         ):
-            with connection.connection.cursor(name=f"dialtom_{kind}_check") as rows:  # server-side: streamed
-                rows.itersize = 2000
-                rows.execute(sql)
-                differ = []
-                for row in rows:
-                    # Django reads jsonb as text on this connection: decode it as JSONField would
-                    row = [json.loads(v) if isinstance(v, str) and n in JSON_COLUMNS[kind] else v for n, v in enumerate(row)]
-                    mine = bytes(row[-1])
-                    if kind == "context":
-                        theirs = dialtom.context_digest(row[1])
-                    else:
-                        theirs = dialtom.item_digest(dict(zip(dialtom.ITEM_COMPARED, row[1:-1], strict=True)))
-                    if theirs != mine:
-                        differ.append((kind, row[0], f"already in the database with other "
-                                                     f"{'turns' if kind == 'context' else 'content'}"))
+            differ = []
+            for row in _rows_streamed(f"dialtom_{kind}_check", sql):
+                # Django reads jsonb as text on this connection: decode it as JSONField would
+                row = [json.loads(v) if isinstance(v, str) and n in JSON_COLUMNS[kind] else v for n, v in enumerate(row)]
+                mine = bytes(row[-1])
+                if kind == "context":
+                    theirs = dialtom.context_digest(row[1])
+                else:
+                    theirs = dialtom.item_digest(dict(zip(dialtom.ITEM_COMPARED, row[1:-1], strict=True)))
+                if theirs != mine:
+                    differ.append((kind, row[0], f"already in the database with other "
+                                                 f"{'turns' if kind == 'context' else 'content'}"))
             for chunk in _chunks_of(differ):
                 cursor.executemany("INSERT INTO dialtom_bad (kind, id, reason) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
                                    chunk)
         # ... or whose slot (context, task, attribute, variant) is another item's in the database.
         cursor.execute("""
             INSERT INTO dialtom_bad (kind, id, reason)
-            SELECT DISTINCT ON (s.id) 'item', s.id, 'its slot (' || s.task || ' ' || s.attribute || ' ' || s.variant ||
+            SELECT DISTINCT 'item', s.id, 'its slot (' || s.task || ' ' || s.attribute || ' ' || s.variant ||
                    ') is taken by item ' || i.item_id || ' in the database'
             FROM dialtom_seen s JOIN annotation_context c ON c.context_id = s.context_id
             JOIN annotation_item i ON i.context_id = c.id AND i.task = s.task AND i.attribute = s.attribute
@@ -684,22 +752,17 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
                              first.reason + (f" (and {len(skipped) - 1} more problem(s))" if len(skipped) > 1 else ""))
 
         # One row per valid id: where it is first met, its batch, the release's word on it.
-        cursor.execute("""
-            CREATE TEMP TABLE dialtom_first ON COMMIT DROP AS
-            SELECT DISTINCT ON (s.kind, s.id) s.kind, s.id, s.file, s.batch, s.task, s.variant,
+        columns = """s.kind, s.id, s.file, s.batch, s.task, s.variant,
                    (SELECT r.release FROM dialtom_seen r WHERE r.kind = s.kind AND r.id = s.id AND r.release IS NOT NULL
                     ORDER BY r.seq LIMIT 1) AS release,
                    EXISTS (SELECT 1 FROM annotation_item i WHERE s.kind = 'item' AND i.item_id = s.id)
                    OR EXISTS (SELECT 1 FROM annotation_context c WHERE s.kind = 'context' AND c.context_id = s.id)
-                   AS existing
-            FROM dialtom_seen s
-            WHERE NOT EXISTS (SELECT 1 FROM dialtom_bad b WHERE b.kind = s.kind AND b.id = s.id)
-            ORDER BY s.kind, s.id, s.seq;
-            CREATE INDEX ON dialtom_first (file, kind);
-            ANALYZE dialtom_first""")
+                   AS existing"""
+        _staging_run(cursor, {vendor: sql.replace("{columns}", columns) for vendor, sql in _FIRST_SQL.items()})
+        _staging_run(cursor, "CREATE INDEX dialtom_first_file ON dialtom_first (file, kind); ANALYZE dialtom_first")
         # An item already there that the release now holds is marked as retained by the authors.
         cursor.execute("""
-            UPDATE annotation_item i SET retained_by_authors = true FROM dialtom_first f
+            UPDATE annotation_item AS i SET retained_by_authors = true FROM dialtom_first f
             WHERE f.kind = 'item' AND f.id = i.item_id AND f.release IS NOT NULL AND NOT i.retained_by_authors""")
         n_marked = cursor.rowcount
 
@@ -764,7 +827,7 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
 
         # Totals over the valid ids (created now or there before).
         cursor.execute(f"""
-            SELECT kind, split_part(id, '-', 1), {_KIND_SQL}, count(*), count(*) FILTER (WHERE release IS NOT NULL),
+            SELECT kind, {_staging_sql(_PREFIX_SQL)[0]}, {_KIND_SQL}, count(*), count(*) FILTER (WHERE release IS NOT NULL),
                    count(*) FILTER (WHERE existing)
             FROM dialtom_first GROUP BY 1, 2, 3""")
         totals: Counter = Counter()
@@ -781,7 +844,8 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
             existing["items"] += n_existing
             n_retained += n_release
         # ON COMMIT DROP does not fire when the caller's transaction goes on (a savepoint here)
-        cursor.execute("DROP TABLE dialtom_seen, dialtom_bad, dialtom_first")
+        for table in _STAGING_TABLES:
+            cursor.execute(f"DROP TABLE {table}")
 
     # Counterfactuals: the prospective item of (context, state), now in the database.
     counterfactual_ok: list[str] = []

@@ -10,21 +10,22 @@ references 0001–0002 moved them without touching a row).
 import uuid
 
 from django.conf import settings
-from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
 from annotation.models import Attribute, Speaker
 from dialtom_site.jobs import JobFields
 
+from .fields import AttributeListField
+
 
 def all_attributes() -> list[str]:
     return list(Attribute.values)
 
 
-def attribute_list(help_text: str) -> ArrayField:
-    """A list of attributes (in Attribute order), e.g. ["belief", "trust"]."""
-    return ArrayField(models.CharField(max_length=10, choices=Attribute.choices), default=all_attributes, help_text=help_text)
+def attribute_list(help_text: str) -> AttributeListField:
+    """A list of attributes (in Attribute order), e.g. ["belief", "trust"]: a PostgreSQL array, JSON text on SQLite."""
+    return AttributeListField(models.CharField(max_length=10, choices=Attribute.choices), default=all_attributes, help_text=help_text)
 
 
 def _attributes_valid() -> Q:

@@ -25,7 +25,7 @@ from statistics import mean
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -318,7 +318,7 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
             .exclude(Exists(mine))
             .alias(
                 n_live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)),
-                n_attributes=Func(F("attributes"), function="cardinality", output_field=IntegerField()),
+                n_attributes=F("attributes__len"),
             )
             .filter(n_live__lt=capacity)
             .order_by("position")

@@ -475,9 +475,11 @@ def batch_open(
     gold_rate: float | None = None,
     k_min: int | None = None,
     k_max: int | None = None,
+    create: bool = True,
 ) -> tuple[Batch, bool]:
     """Open (create or reopen) a batch to pools of verifiers, with overlap k, or adaptive
-    overlap k-min..k-max (`verification.adaptive`; its batch's overlap is k-min)."""
+    overlap k-min..k-max (`verification.adaptive`; its batch's overlap is k-min).
+    With `create=False` a name no batch has is refused (a typo would open an empty batch)."""
     from .adaptive import adaptive_overlap_set
 
     if k_min is not None and overlap is not None and overlap != k_min:
@@ -495,6 +497,11 @@ def batch_open(
         if pool is None:
             raise VerificationError(f"no pool named {pool_name!r}", code="not_found", field="pool")
         pool_objs.append(pool)
+    if not create and not Batch.objects.filter(name=name).exists():
+        raise VerificationError(
+            f"no batch named {name!r} (batches come from the item imports; --create opens a new, empty one)",
+            code="not_found", status=404, field="batch",
+        )
     batch, created = Batch.objects.get_or_create(
         name=name, defaults={"overlap": overlap or settings.DIALTOM_DEFAULT_OVERLAP, "lease_minutes": settings.DIALTOM_LEASE_MINUTES}
     )

@@ -32,7 +32,7 @@ from django.db.models.expressions import RawSQL
 from accounts.models import Pool
 from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domain, Item, Task, Variant
 
-from . import queue
+from . import portable, queue
 from .models import Claim, ClaimStatus, Judgment, QueueSlot, QueueTurn
 
 RETRO = Task.RETROSPECTIVE.value
@@ -279,7 +279,11 @@ class NextResult:
 
 
 def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False, avoid=()) -> NextResult:
-    """Run the claim statement once (see the module's docstring), passing over the contexts in `avoid`."""
+    """Run the claim statement once (see the module's docstring), passing over the contexts in `avoid`.
+    Elsewhere than on PostgreSQL (SQLite: the demo) the same steps run through the ORM (`portable.py`)."""
+    if connection.vendor != "postgresql":
+        return portable.claim_next(verifier_id=verifier_id, batch_name=batch_name, exposure_allowed=exposure_allowed,
+                                   avoid=avoid)
     sql, tail = _claim_next_sql(exposure_allowed, queue.exposed_judgments_count())
     inner, outer = queue.hmac_pads()
     row = _execute(sql, (verifier_id, batch_name, inner, outer, list(queue.DISPLAY_ORDERS), list(avoid), *tail))
@@ -386,7 +390,10 @@ def judgment_store(
     *, verifier_id: int, claim_id, idempotency_key, choice: str, marks: list[str], comment: str, source: str
 ) -> Stored | None:
     """Store an answer to a live claim in one statement; None when the slow path must decide
-    (a replayed key, an answered or lapsed claim, a closed batch, a choice not offered)."""
+    (a replayed key, an answered or lapsed claim, a closed batch, a choice not offered), and
+    elsewhere than on PostgreSQL (SQLite: the demo), where the slow path does every answer."""
+    if connection.vendor != "postgresql":
+        return None
     row = _execute(
         _judgment_store_sql(queue.exposed_judgments_count()),
         (verifier_id, uuid.UUID(str(claim_id)), uuid.UUID(str(idempotency_key)), choice, marks, comment, source, "".join(OPTION_LETTERS)),

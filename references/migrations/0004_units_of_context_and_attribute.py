@@ -4,10 +4,14 @@ A member lists the attributes the set asks of its context, an assignment the att
 given to its worker, and each live assignment holds one seat per attribute. Existing work
 was written for all six attributes: members and assignments get all six, and every live
 assignment gets the seats of its old slot, before the slot column goes.
+
+The lists are `references.fields.AttributeListField`: on PostgreSQL the very `varchar(10)[]`
+an `ArrayField` makes (databases migrated before it changed nothing), JSON text on SQLite,
+so `make demo` migrates with no server.
 """
 
-import django.contrib.postgres.fields
 import django.db.models.deletion
+import references.fields
 import references.models
 from django.conf import settings
 from django.db import migrations, models
@@ -52,7 +56,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='referenceassignment',
             name='attributes',
-            field=django.contrib.postgres.fields.ArrayField(base_field=models.CharField(choices=[('belief', 'Belief'), ('desire', 'Desire'), ('intention', 'Intention'), ('emotion', 'Emotion'), ('knowledge', 'Knowledge'), ('trust', 'Trust')], max_length=10), default=references.models.all_attributes, help_text='the attributes assigned to this worker for this context', size=None),
+            field=references.fields.AttributeListField(base_field=models.CharField(choices=[('belief', 'Belief'), ('desire', 'Desire'), ('intention', 'Intention'), ('emotion', 'Emotion'), ('knowledge', 'Knowledge'), ('trust', 'Trust')], max_length=10), default=references.models.all_attributes, help_text='the attributes assigned to this worker for this context', size=None),
         ),
         migrations.AddField(
             model_name='referenceset',
@@ -62,7 +66,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='referencesetcontext',
             name='attributes',
-            field=django.contrib.postgres.fields.ArrayField(base_field=models.CharField(choices=[('belief', 'Belief'), ('desire', 'Desire'), ('intention', 'Intention'), ('emotion', 'Emotion'), ('knowledge', 'Knowledge'), ('trust', 'Trust')], max_length=10), default=references.models.all_attributes, help_text='the attributes this set asks of the context; each is a unit with k writers', size=None),
+            field=references.fields.AttributeListField(base_field=models.CharField(choices=[('belief', 'Belief'), ('desire', 'Desire'), ('intention', 'Intention'), ('emotion', 'Emotion'), ('knowledge', 'Knowledge'), ('trust', 'Trust')], max_length=10), default=references.models.all_attributes, help_text='the attributes this set asks of the context; each is a unit with k writers', size=None),
         ),
         migrations.AlterField(
             model_name='referenceset',

@@ -261,3 +261,24 @@ def test_import_dialtom_reads_the_written_inferences_beside_the_release(tmp_path
 def test_the_import_takes_a_fixed_number_of_queries_whatever_the_rows(django_assert_max_num_queries):
     with django_assert_max_num_queries(30):  # bulk writes: no query per row, assignment or context
         assert run()["created"]["references"] == 27
+
+
+ALL_DOMAINS = Path(__file__).parent / "fixtures" / "written-all-domains"  # the authors' sample of MI, ESC and PFG
+
+
+def test_every_domain_imports_and_pfg_agents_are_persuader_and_persuadee():
+    """In combined_written_data.json the PFG turns read `agent 1:` / `agent 2:` (agent 1 opens
+    and asks for the donation: the persuader); those contexts, and their references, import."""
+    rows = list(csv.DictReader((ALL_DOMAINS / "written_inference.sample.csv").open(newline="")))
+
+    report = run(ALL_DOMAINS / "written_inference.sample.csv", ALL_DOMAINS / "combined_written_data.sample.json")
+
+    assert report["skipped"] == []
+    assert report["references"] == len(rows) == 39
+    assert report["by_domain"] == {"esc": 3, "mi": 27, "pfg": 9}
+    pfg = Context.objects.get(context_id="pfg-s0036-w00")
+    assert pfg.turns[0] == {"speaker": "initiator", "text": "Good morning! How are you today?", "source_role": "agent 1"}
+    assert pfg.turns[1]["speaker"] == "recipient" and pfg.turns[1]["source_role"] == "agent 2"
+    esc = Context.objects.get(context_id="esc-s0026-w01")
+    assert {t["speaker"] for t in esc.turns} == {"initiator", "recipient"}
+    assert ReferenceSetContext.objects.get(context=pfg).attributes == ["desire"]

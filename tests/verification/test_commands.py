@@ -42,3 +42,15 @@ def test_bad_input_is_a_clear_error():
         call_command("batch_open", "mi-b08", "--overlap", "0")
     with pytest.raises(CommandError, match="no batch named"):
         call_command("batch_close", "nope")
+
+
+def test_batch_open_refuses_an_unknown_name_unless_told_to_create_it():
+    # Given no batch named mi-b99 (a typo of an imported batch's name)
+    # When it is opened, Then it is refused, and no empty open batch appears for verifiers
+    with pytest.raises(CommandError, match="batch: no batch named 'mi-b99'.*--create"):
+        call_command("batch_open", "mi-b99", "--overlap", "3")
+    assert not Batch.objects.filter(name="mi-b99").exists()
+
+    # ... unless --create says so
+    result = run("batch_open", "mi-b99", "--create", "--json")
+    assert result["created"] is True and result["status"] == "open" and result["items"] == 0

@@ -31,9 +31,11 @@ class Migration(migrations.Migration):
             field=models.PositiveSmallIntegerField(default=0, help_text="judgments stored; the answer that brings it to `needed` queues the batch's follow-up check"),
         ),
         # slots already in use: what they hold now
+        # (a correlated subquery, not UPDATE … FROM with an alias: SQLite, the demo's database, runs it too)
         migrations.RunSQL(
-            "UPDATE verification_queueslot s SET answered = j.n FROM "
-            "(SELECT item_id, count(*) AS n FROM verification_judgment GROUP BY item_id) j WHERE j.item_id = s.item_id",
+            "UPDATE verification_queueslot SET answered = (SELECT count(*) FROM verification_judgment j "
+            "WHERE j.item_id = verification_queueslot.item_id) "
+            "WHERE EXISTS (SELECT 1 FROM verification_judgment j WHERE j.item_id = verification_queueslot.item_id)",
             migrations.RunSQL.noop,
         ),
         migrations.AddIndex(

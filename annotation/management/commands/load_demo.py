@@ -218,6 +218,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print one JSON object of what was done, last")
+        parser.add_argument("--url", default="http://127.0.0.1:8000/",
+                            help="where the demo will be served, for the line that says where to log in (make demo passes its HOST and PORT)")
 
     def handle(self, *args, **options):
         as_json = options["json"]
@@ -294,6 +296,6 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"Simulated {summary['judgments_simulated']} judgments by {len(sims)} verifiers; "
             f"aggregation run: {summary['aggregation_run']}; release: {summary['release']}"))
-        self.stdout.write("Log in at http://127.0.0.1:8000/ with password " + DEMO_PASSWORD + " as:")
+        self.stdout.write(f"Log in at {options['url']} with password {DEMO_PASSWORD} as:")
         for username, role in PEOPLE:
             self.stdout.write(f"  {username:10} {Role(role).label}")

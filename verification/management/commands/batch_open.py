@@ -6,7 +6,8 @@ from ._base import JsonCommand
 
 
 class Command(JsonCommand):
-    help = "Open (create or reopen) a batch to pools of verifiers: batch_open NAME --overlap K --pool verifiers"
+    help = ("Open (or reopen) a batch of imported items to pools of verifiers: batch_open NAME --overlap K --pool verifiers;"
+            " an unknown NAME is refused unless --create")
 
     def add_arguments(self, parser):
         parser.add_argument("name")
@@ -16,12 +17,13 @@ class Command(JsonCommand):
         parser.add_argument("--pool", action="append", default=[], help="a pool to open it to (repeatable)")
         parser.add_argument("--lease-minutes", type=int)
         parser.add_argument("--gold-rate", type=float, help="share of gold items mixed into queues (0–1)")
+        parser.add_argument("--create", action="store_true", help="create the batch if no batch has this name (empty until items name it)")
         super().add_arguments(parser)
 
     def run(self, **o):
         batch, created = batch_open(
             name=o["name"], overlap=o["overlap"], pools=o["pool"], lease_minutes=o["lease_minutes"], gold_rate=o["gold_rate"],
-            k_min=o["k_min"], k_max=o["k_max"],
+            k_min=o["k_min"], k_max=o["k_max"], create=o["create"],
         )
         adaptive = AdaptiveOverlap.objects.filter(batch=batch).first()
         result = {
