@@ -13,7 +13,7 @@ from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
 from annotation.models import Domain
-from review.selectors import release_rows
+from review.selectors import adjudicated, release_rows
 
 from .models import Release, ReleaseStatus
 
@@ -120,13 +120,17 @@ RESULT_VALUES = (
     "posterior",
     "mv_label",
     "n_judgments",
-    "retained",
+    "released",
+    "released_label",
+    "adjudication",
 )
 
 
 def audited_item_results(*, pairs: dict[int, int]) -> QuerySet[ItemResult]:
-    """The current result of every audited item (at least one judgment), retained or not."""
-    return current_item_results(pairs=pairs).filter(n_judgments__gt=0)
+    """The current result of every audited item (at least one judgment), retained or not,
+    with staff's decisions applied (`released`, `released_label`, `adjudication`: review.selectors.adjudicated):
+    what results.csv and the release's ReleaseItems hold, so they agree with its items files."""
+    return adjudicated(current_item_results(pairs=pairs).filter(n_judgments__gt=0))
 
 
 def release_result_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[dict]:

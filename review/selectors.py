@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from collections import defaultdict
 from itertools import combinations
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Case, CharField, Count, F, OuterRef, Q, QuerySet, Subquery, When
 from django.utils import timezone
 
 from accounts.models import User
@@ -78,13 +78,35 @@ def _latest_decision(item_ref: str = "item_id") -> Subquery:
     )
 
 
+def adjudicated(results: QuerySet[ItemResult]) -> QuerySet[ItemResult]:
+    """`results` with staff's decisions applied, the one place of that rule:
+
+    - `adjudication`: the decision in force on the item (keep, drop or None);
+    - `released`: whether a release holds the item (kept: yes; dropped: no; else the aggregate's `retained`);
+    - `released_label`: the label it is released and scored with (kept: its intended answer,
+      whatever the aggregate said; else the Dawid–Skene label).
+    """
+    return results.annotate(
+        adjudication=_latest_decision(),
+        released=Case(
+            When(adjudication=Decision.KEEP, then=True),
+            When(adjudication=Decision.DROP, then=False),
+            default=F("retained"),
+            output_field=BooleanField(),
+        ),
+        released_label=Case(
+            When(adjudication=Decision.KEEP, then=F("item__answer")), default=F("label"), output_field=CharField()
+        ),
+    )
+
+
 def release_rows(results: QuerySet[ItemResult], *, values: tuple[str, ...], chunk_size: int = 2000) -> Iterator[dict]:
     """The rows a release takes from `results`, streamed in item_id order: retained items not
-    dropped by staff, and items staff kept. A kept item carries its intended answer as its
-    `label`, whatever the aggregate said; each row says its `adjudication` (keep, drop or None)."""
+    dropped by staff, and items staff kept (`adjudicated`). A kept item carries its intended
+    answer as its `label`, whatever the aggregate said; each row says its `adjudication`."""
     qs = (
-        results.annotate(adjudication=_latest_decision())
-        .filter(Q(adjudication=Decision.KEEP) | (Q(retained=True) & Q(adjudication__isnull=True)))
+        adjudicated(results)
+        .filter(released=True)
         .order_by("item__item_id")
         .values(*values, "adjudication")
     )
