@@ -38,6 +38,45 @@ def guideline_for(*, batch: Batch) -> dict | None:
     }
 
 
+def guideline_source(*, batch: Batch) -> dict:
+    """A batch's guideline as staff edit it: its Markdown, an example's Markdown per topic
+    (every topic, '' where there is none), who changed it last and when."""
+    from .models import EXAMPLE_TOPICS
+
+    guideline = Guideline.objects.filter(batch=batch).select_related("updated_by").prefetch_related("examples").first()
+    examples = {ex.topic: ex.text for ex in guideline.examples.all()} if guideline else {}
+    return {
+        "batch": batch.name,
+        "exists": guideline is not None,
+        "text": guideline.text if guideline else "",
+        "examples": {code: examples.get(code, "") for code, _ in EXAMPLE_TOPICS},
+        "topics": EXAMPLE_TOPICS,
+        "updated_by": guideline.updated_by.username if guideline and guideline.updated_by else None,
+        "updated_at": guideline.updated_at if guideline else None,
+    }
+
+
+def guideline_preview(*, text: str, examples: dict[str, str]) -> dict:
+    """What verifiers would see of a guideline not saved yet (safe HTML, examples with text only)."""
+    from .models import EXAMPLE_TOPICS
+
+    return {
+        "html": render_markdown(text),
+        "examples": [
+            {"topic": code, "title": title, "html": render_markdown(examples[code])}
+            for code, title in EXAMPLE_TOPICS if (examples.get(code) or "").strip()
+        ],
+    }
+
+
+def item_decisions(*, item_id: str) -> list[Adjudication] | None:
+    """An item's staff decisions, latest (in force) first; None for an unknown item."""
+    item = Item.objects.filter(item_id=item_id).first()
+    if item is None:
+        return None
+    return list(item.adjudications.select_related("decided_by", "item").order_by("-decided_at", "-id"))
+
+
 # --- Flags ------------------------------------------------------------------------------
 
 
