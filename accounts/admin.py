@@ -1,5 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from rest_framework.authtoken.admin import TokenAdmin as BaseTokenAdmin
+from rest_framework.authtoken.models import TokenProxy
 
 from .models import Pool, User
 from .services import verifier_exclusion_set
@@ -39,3 +41,17 @@ class PoolAdmin(admin.ModelAdmin):
     list_display = ["name"]
     search_fields = ["name"]
     filter_horizontal = ["members"]
+
+
+admin.site.unregister(TokenProxy)
+
+
+@admin.register(TokenProxy)
+class TokenAdmin(BaseTokenAdmin):
+    """Who holds an API token and since when. A key is a password: only a superuser sees it
+    (staff view the list; tokens are handed out by `create_people --tokens`)."""
+
+    list_select_related = ["user"]
+
+    def get_list_display(self, request):
+        return ("key", "user", "created") if request.user.is_superuser else ("user", "created")

@@ -3,7 +3,7 @@
 Staff (role `staff`) get `is_staff` (the admin's door) and this group (what they may see
 and change there). Least privilege: they view every model of the studio and change the
 few things the admin is used for (people and pools, batches and their queue, gold items,
-model runs); they never get auth's own models or delete rights (judgments are evidence),
+model runs, guidelines and their examples); they never get auth's own models or delete rights (judgments are evidence),
 and only a superuser sees the permission fields of a person (accounts.admin.UserAdmin).
 """
 from __future__ import annotations
@@ -11,15 +11,19 @@ from __future__ import annotations
 from django.db.models import Q
 
 PROJECT_ADMINS = "Project admins"
-PROJECT_APPS = ("accounts", "annotation", "references", "verification", "aggregation", "releases", "scoring")
+PROJECT_APPS = (
+    "accounts", "annotation", "references", "verification", "aggregation", "releases", "scoring", "review",
+    "authtoken",  # who holds an API token and since when (accounts.admin.TokenAdmin never shows a key)
+)
 # beyond viewing every model of PROJECT_APPS
 CHANGE = {
     "accounts": ("user", "pool"),
     "annotation": ("batch", "domain"),
     "verification": ("batchqueue", "audititem"),
     "scoring": ("modelrun", "baselinerun"),
+    "review": ("guideline", "guidelineexample"),
 }
-ADD = {"accounts": ("pool",), "scoring": ("modelrun",)}
+ADD = {"accounts": ("pool",), "scoring": ("modelrun",), "review": ("guideline", "guidelineexample")}
 
 
 def project_admin_permissions(*, permission_model):

@@ -1,7 +1,19 @@
 """Django admin for the reference workflow (read-mostly: the workflow's pages are the way to change things)."""
 from django.contrib import admin
 
-from .models import ReferenceAssignment, ReferenceSet, SimilarityRun, SimilarityScore
+from dialtom_site.admin_base import ReadOnlyAdmin
+
+from .models import (
+    Reference,
+    ReferenceAssignment,
+    ReferenceDraft,
+    ReferenceSeat,
+    ReferenceSet,
+    ReferenceSetContext,
+    ReferenceSubmission,
+    SimilarityRun,
+    SimilarityScore,
+)
 
 
 @admin.register(ReferenceSet)
@@ -31,3 +43,42 @@ class SimilarityRunAdmin(admin.ModelAdmin):
     list_display = ["name", "reference_set", "status", "created_at", "finished_at"]
     exclude = ["inferences"]
     inlines = [SimilarityScoreInline]
+
+
+# Rows the workflow writes (issue 21: every model in the admin), read-only here.
+@admin.register(ReferenceSetContext)
+class ReferenceSetContextAdmin(ReadOnlyAdmin):
+    list_display = ["reference_set", "context", "position", "attributes"]
+    list_filter = ["reference_set"]
+    list_select_related = ["reference_set", "context"]
+    search_fields = ["context__context_id"]
+
+
+@admin.register(ReferenceSeat)
+class ReferenceSeatAdmin(ReadOnlyAdmin):
+    list_display = ["member_id", "attribute", "slot", "assignment_id", "worker"]
+    list_select_related = ["worker"]
+
+
+@admin.register(ReferenceDraft)
+class ReferenceDraftAdmin(ReadOnlyAdmin):
+    list_display = ["member_id", "worker", "seconds_spent", "updated_at"]
+    list_select_related = ["worker"]
+
+
+@admin.register(ReferenceSubmission)
+class ReferenceSubmissionAdmin(ReadOnlyAdmin):
+    list_display = ["assignment_id", "idempotency_key", "seconds_spent", "created_at"]
+
+
+@admin.register(Reference)
+class ReferenceAdmin(ReadOnlyAdmin):
+    list_display = ["assignment_id", "attribute", "text"]
+    list_filter = ["attribute"]
+    search_fields = ["text"]
+
+
+@admin.register(SimilarityScore)
+class SimilarityScoreAdmin(ReadOnlyAdmin):
+    list_display = ["run", "attribute", "bleu", "rouge_l", "n_contexts"]
+    list_select_related = ["run"]

@@ -126,6 +126,46 @@ def etag_matches(header: str, etag: str) -> bool:
     return etag in candidates
 
 
+FILE_TYPES = {
+    ".jsonl": "application/jsonl",
+    ".json": "application/json",
+    ".csv": "text/csv; charset=utf-8",
+    ".parquet": "application/vnd.apache.parquet",
+}
+
+
+class ReleaseFileView(APIView):
+    permission_classes = [IsStaffOrReleaseReader]
+
+    @extend_schema(
+        summary="Download one file of a release's manifest, as it is (items, results.csv, judgments.csv, references.jsonl, manifest.json)",
+        parameters=[
+            OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, description="an ETag from an earlier download"),
+        ],
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            304: OpenApiResponse(description="not modified (If-None-Match matched the ETag: the file's SHA-256)"),
+            404: OpenApiResponse(description="no such ready release, or no file of that name in its manifest"),
+        },
+    )
+    def get(self, request, version: str, name: str):
+        release = _release_or_404(version)
+        try:
+            path, sha256 = selectors.release_file(release=release, name=name)
+        except KeyError as exc:
+            raise NotFound(f"release {release.version} has no file {name!r}") from exc
+        etag = f'"{sha256}"'
+        if etag_matches(request.headers.get("If-None-Match", ""), etag):
+            response = HttpResponse(status=304)
+            response["ETag"] = etag
+            return response
+        response = FileResponse(open(path, "rb"), content_type=FILE_TYPES.get(path.suffix, "application/octet-stream"))
+        response["ETag"] = etag
+        response["Content-Disposition"] = f'attachment; filename="dialtom-{release.version}-{path.name}"'
+        response["Cache-Control"] = "private, max-age=3600"
+        return response
+
+
 class ReleaseItemsView(APIView):
     permission_classes = [IsStaffOrReleaseReader]
     content_negotiation_class = IgnoreFormatNegotiation

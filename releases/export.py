@@ -153,13 +153,16 @@ class CsvLines:
 
 RESULT_COLUMNS = (
     "item_id", "batch", "task", "attribute", "variant", "domain", "label", "posterior", "mv_label", "n_judgments", "retained",
+    "adjudication",
 )
 # crowd-kit's column names (task = the item, worker = the verifier): `DawidSkene().fit(pd.read_csv(...))` reads it as it is.
 JUDGMENT_COLUMNS = ("task", "worker", "label", "seconds")
 
 
 def result_values(row: dict) -> list:
-    """A `selectors.release_result_rows` row as a results.csv row (RESULT_COLUMNS order)."""
+    """A `selectors.release_result_rows` row as a results.csv row (RESULT_COLUMNS order): `label`
+    and `retained` as the release holds the item (staff's keep / drop honoured), as in its
+    items files and ReleaseItems; `adjudication` the decision in force (keep, drop or empty)."""
     return [
         row["item__item_id"],
         row["batch__name"],
@@ -167,11 +170,12 @@ def result_values(row: dict) -> list:
         row["item__attribute"] or "",
         row["item__variant"],
         row["item__context__domain_id"],
-        row["label"],
+        row["released_label"],
         round(float(row["posterior"]), 9),
         row["mv_label"],
         row["n_judgments"],
-        "true" if row["retained"] else "false",
+        "true" if row["released"] else "false",
+        row["adjudication"] or "",
     ]
 
 

@@ -5,6 +5,7 @@ BatchResult for it; a run that failed or is still running never replaces them.
 """
 from collections.abc import Iterator
 from functools import reduce
+from pathlib import Path
 from operator import or_
 
 from django.conf import settings
@@ -13,7 +14,7 @@ from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet
 
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
 from annotation.models import Domain
-from review.selectors import release_rows
+from review.selectors import adjudicated, release_rows
 
 from .models import Release, ReleaseStatus
 
@@ -120,13 +121,17 @@ RESULT_VALUES = (
     "posterior",
     "mv_label",
     "n_judgments",
-    "retained",
+    "released",
+    "released_label",
+    "adjudication",
 )
 
 
 def audited_item_results(*, pairs: dict[int, int]) -> QuerySet[ItemResult]:
-    """The current result of every audited item (at least one judgment), retained or not."""
-    return current_item_results(pairs=pairs).filter(n_judgments__gt=0)
+    """The current result of every audited item (at least one judgment), retained or not,
+    with staff's decisions applied (`released`, `released_label`, `adjudication`: review.selectors.adjudicated):
+    what results.csv and the release's ReleaseItems hold, so they agree with its items files."""
+    return adjudicated(current_item_results(pairs=pairs).filter(n_judgments__gt=0))
 
 
 def release_result_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[dict]:
@@ -254,3 +259,25 @@ def release_get(*, version: str) -> Release:
 
 def release_ready_get(*, version: str) -> Release:
     return Release.objects.get(version=version, status=ReleaseStatus.READY)
+
+
+def release_files(*, release: Release) -> list[tuple[str, dict]]:
+    """Every file of a ready release, as its manifest lists them (name, {sha256, bytes, rows}),
+    manifest.json last (its own checksum is in `Release.files`, not in itself)."""
+    listed = dict((release.manifest or {}).get("files") or {})
+    if "manifest.json" in release.files:
+        listed["manifest.json"] = {"sha256": release.files["manifest.json"].get("sha256")}
+    return sorted(listed.items(), key=lambda kv: (kv[0] == "manifest.json", kv[0]))
+
+
+def release_file(*, release: Release, name: str) -> tuple[Path, str]:
+    """(path, SHA-256) of one file of a ready release; KeyError for a name its manifest does not
+    list. The path is built from the release folder and a listed name only, and must stay inside it."""
+    checksums = dict(release_files(release=release))
+    if name not in checksums or not checksums[name].get("sha256"):
+        raise KeyError(name)
+    folder = (Path(settings.RELEASE_ROOT) / release.version).resolve()
+    path = (folder / name).resolve()
+    if path.parent != folder or not path.is_file():
+        raise KeyError(name)
+    return path, checksums[name]["sha256"]

@@ -22,7 +22,7 @@ from .models import VERSION_PATTERN, Release, ReleaseItem, ReleaseStatus
 
 logger = logging.getLogger(__name__)
 
-MANIFEST_FORMAT = 2  # 2: results.csv, judgments.csv, warnings
+MANIFEST_FORMAT = 3  # 2: results.csv, judgments.csv, warnings; 3: results.csv honours staff decisions (+ adjudication)
 
 
 def release_root() -> Path:
@@ -155,7 +155,7 @@ def _release_items_insert(*, release_id: int, pairs: dict[int, int]) -> int:
     select, params = (
         selectors.audited_item_results(pairs=pairs)
         .order_by()
-        .values_list("item_id", "label", "posterior", "n_judgments", "retained")
+        .values_list("item_id", "released_label", "posterior", "n_judgments", "released")
         .query.sql_with_params()
     )
     quote = connection.ops.quote_name

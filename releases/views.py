@@ -9,7 +9,7 @@ from django.shortcuts import render
 
 from scoring.permissions import can_read_scores
 
-from . import export, selectors
+from . import selectors
 from .models import Release
 
 
@@ -40,7 +40,7 @@ def release_detail(request, version):
         "release": release,
         "manifest": manifest,
         "manifest_json": json.dumps(manifest, indent=2, ensure_ascii=False),
-        "files": [(fmt, name, (manifest.get("files") or {}).get(name, {})) for fmt, (name, _) in export.FORMATS.items()],
+        "files": selectors.release_files(release=release) if release.is_ready else [],
         "counts": (manifest.get("counts") or {}).items(),
     })
 

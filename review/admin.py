@@ -22,6 +22,13 @@ class GuidelineAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
 
+@admin.register(GuidelineExample)
+class GuidelineExampleAdmin(admin.ModelAdmin):
+    list_display = ["guideline", "topic"]
+    list_filter = ["topic"]
+    list_select_related = ["guideline__batch"]
+
+
 @admin.register(Flag)
 class FlagAdmin(admin.ModelAdmin):
     list_display = ["item", "reason", "flagged_by", "status", "created_at", "handled_by"]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from collections import defaultdict
 from itertools import combinations
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Case, CharField, Count, F, OuterRef, Q, QuerySet, Subquery, When
 from django.utils import timezone
 
 from accounts.models import User
@@ -36,6 +36,45 @@ def guideline_for(*, batch: Batch) -> dict | None:
         ],
         "updated_at": guideline.updated_at,
     }
+
+
+def guideline_source(*, batch: Batch) -> dict:
+    """A batch's guideline as staff edit it: its Markdown, an example's Markdown per topic
+    (every topic, '' where there is none), who changed it last and when."""
+    from .models import EXAMPLE_TOPICS
+
+    guideline = Guideline.objects.filter(batch=batch).select_related("updated_by").prefetch_related("examples").first()
+    examples = {ex.topic: ex.text for ex in guideline.examples.all()} if guideline else {}
+    return {
+        "batch": batch.name,
+        "exists": guideline is not None,
+        "text": guideline.text if guideline else "",
+        "examples": {code: examples.get(code, "") for code, _ in EXAMPLE_TOPICS},
+        "topics": EXAMPLE_TOPICS,
+        "updated_by": guideline.updated_by.username if guideline and guideline.updated_by else None,
+        "updated_at": guideline.updated_at if guideline else None,
+    }
+
+
+def guideline_preview(*, text: str, examples: dict[str, str]) -> dict:
+    """What verifiers would see of a guideline not saved yet (safe HTML, examples with text only)."""
+    from .models import EXAMPLE_TOPICS
+
+    return {
+        "html": render_markdown(text),
+        "examples": [
+            {"topic": code, "title": title, "html": render_markdown(examples[code])}
+            for code, title in EXAMPLE_TOPICS if (examples.get(code) or "").strip()
+        ],
+    }
+
+
+def item_decisions(*, item_id: str) -> list[Adjudication] | None:
+    """An item's staff decisions, latest (in force) first; None for an unknown item."""
+    item = Item.objects.filter(item_id=item_id).first()
+    if item is None:
+        return None
+    return list(item.adjudications.select_related("decided_by", "item").order_by("-decided_at", "-id"))
 
 
 # --- Flags ------------------------------------------------------------------------------
@@ -78,13 +117,35 @@ def _latest_decision(item_ref: str = "item_id") -> Subquery:
     )
 
 
+def adjudicated(results: QuerySet[ItemResult]) -> QuerySet[ItemResult]:
+    """`results` with staff's decisions applied, the one place of that rule:
+
+    - `adjudication`: the decision in force on the item (keep, drop or None);
+    - `released`: whether a release holds the item (kept: yes; dropped: no; else the aggregate's `retained`);
+    - `released_label`: the label it is released and scored with (kept: its intended answer,
+      whatever the aggregate said; else the Dawid–Skene label).
+    """
+    return results.annotate(
+        adjudication=_latest_decision(),
+        released=Case(
+            When(adjudication=Decision.KEEP, then=True),
+            When(adjudication=Decision.DROP, then=False),
+            default=F("retained"),
+            output_field=BooleanField(),
+        ),
+        released_label=Case(
+            When(adjudication=Decision.KEEP, then=F("item__answer")), default=F("label"), output_field=CharField()
+        ),
+    )
+
+
 def release_rows(results: QuerySet[ItemResult], *, values: tuple[str, ...], chunk_size: int = 2000) -> Iterator[dict]:
     """The rows a release takes from `results`, streamed in item_id order: retained items not
-    dropped by staff, and items staff kept. A kept item carries its intended answer as its
-    `label`, whatever the aggregate said; each row says its `adjudication` (keep, drop or None)."""
+    dropped by staff, and items staff kept (`adjudicated`). A kept item carries its intended
+    answer as its `label`, whatever the aggregate said; each row says its `adjudication`."""
     qs = (
-        results.annotate(adjudication=_latest_decision())
-        .filter(Q(adjudication=Decision.KEEP) | (Q(retained=True) & Q(adjudication__isnull=True)))
+        adjudicated(results)
+        .filter(released=True)
         .order_by("item__item_id")
         .values(*values, "adjudication")
     )

@@ -19,7 +19,9 @@ MAX_TEXT = 20_000
 
 @transaction.atomic
 def guideline_set(*, batch_name: str, text: str, examples: dict[str, str] | None = None, updated_by: User | None = None) -> Guideline:
-    """Create or replace a batch's guideline; `examples` (topic -> Markdown) replace the old ones when given."""
+    """Create or replace a batch's guideline; `examples` (topic -> Markdown) replace the old ones
+    when given (a topic left blank has no example). The in-app editor, the API, the command and
+    the admin's form all write through here."""
     batch = Batch.objects.filter(name=batch_name).first()
     if batch is None:
         raise ValidationError({"batch": f"no batch named {batch_name!r}"})
@@ -28,7 +30,12 @@ def guideline_set(*, batch_name: str, text: str, examples: dict[str, str] | None
         raise ValidationError({"text": "a guideline needs some text"})
     if len(text) > MAX_TEXT:
         raise ValidationError({"text": f"at most {MAX_TEXT} characters"})
+    for example in (examples or {}).values():
+        if isinstance(example, str) and len(example) > MAX_TEXT:
+            raise ValidationError({"examples": f"at most {MAX_TEXT} characters an example"})
     topics = {code for code, _ in EXAMPLE_TOPICS}
+    if examples is not None:
+        examples = {topic: example for topic, example in examples.items() if not (isinstance(example, str) and not example.strip())}
     for topic, example in (examples or {}).items():
         if topic not in topics:
             raise ValidationError({"examples": f"{topic!r} is not one of {', '.join(sorted(topics))}"})

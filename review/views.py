@@ -10,12 +10,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.models import Batch
 from dashboard.views import staff_required
 from verification import selectors as verification_selectors
 
 from . import selectors, services
 from .forms import AdjudicationForm, FlagForm, FlagHandleForm
-from .models import FlagStatus
+from .models import EXAMPLE_TOPICS, FlagStatus
 
 
 def _errors(exc: ValidationError) -> str:
@@ -135,3 +136,37 @@ def verifiers(request):
     data = selectors.verifier_agreement(batch=batch, min_judgments=min_judgments, sort=sort, descending=descending)
     return render(request, "review/verifiers.html", {**data, "sort": sort, "descending": descending, "batch": batch,
                                                       "min": min_judgments, "sorts": selectors.SORTS})
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def guideline_edit(request, batch_name):
+    """Staff write a batch's guideline (Markdown) and an example per attribute; "Preview" shows
+    what verifiers will see without saving, "Save" replaces the guideline."""
+    other = request.GET.get("batch", "")
+    if other and other != batch_name:
+        return redirect("review:guideline-edit", batch_name=other)
+    batch = Batch.objects.filter(name=batch_name).first()
+    if batch is None:
+        raise Http404("no such batch")
+    source = selectors.guideline_source(batch=batch)
+    preview, error, status = None, None, 200
+    if request.method == "POST":
+        text = request.POST.get("text", "")
+        examples = {code: request.POST.get(f"example-{code}", "") for code, _ in EXAMPLE_TOPICS}
+        source = {**source, "text": text, "examples": examples}
+        if request.POST.get("action") == "preview":
+            preview = selectors.guideline_preview(text=text, examples=examples)
+        else:
+            try:
+                services.guideline_set(batch_name=batch.name, text=text, examples=examples, updated_by=request.user)
+            except ValidationError as exc:
+                error, status = _errors(exc), 400
+            else:
+                messages.success(request, f"Guideline of {batch.name} saved: verifiers see it from their next item.")
+                return redirect("review:guideline-edit", batch_name=batch.name)
+    examples = [(code, title, source["examples"].get(code, "")) for code, title in EXAMPLE_TOPICS]
+    return render(request, "review/guideline_edit.html", {
+        "batch": batch, "source": source, "examples": examples, "preview": preview, "error": error,
+        "batches": selectors.batch_names(),
+    }, status=status)

@@ -2,7 +2,7 @@
 import json
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -12,11 +12,12 @@ from dialtom_site.parsers import StrictJSONParser
 
 from . import selectors, services
 from .models import ModelRun
-from .permissions import ReadsScores
+from .permissions import ManagesRuns, ReadsScores
 from .serializers import (
     BaselineRunSerializer,
     ComparisonSerializer,
     ModelRunDetailSerializer,
+    ModelRunPublishSerializer,
     ModelRunSerializer,
     ModelRunUploadSerializer,
 )
@@ -26,17 +27,39 @@ class ModelRunListApi(APIView):
     permission_classes = [ReadsScores]
     parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
-    @extend_schema(responses=ModelRunSerializer(many=True), summary="Scored and pending model runs")
+    @extend_schema(
+        responses=ModelRunSerializer(many=True),
+        parameters=[OpenApiParameter("release", str, description="only the runs scored on this release")],
+        summary="Scored and pending model runs (staff: all; a release reader: the published ones and their own)",
+    )
     def get(self, request):
-        runs = ModelRun.objects.all()
+        runs = selectors.runs_visible_to(user=request.user)
+        if request.query_params.get("release"):
+            runs = runs.filter(release__version=request.query_params["release"])
         return Response(ModelRunSerializer(runs, many=True).data)
 
-    @extend_schema(request=ModelRunUploadSerializer, responses={202: ModelRunSerializer},
-                   summary="Upload a model's predictions (staff); scoring runs as a Celery job")
+    @extend_schema(
+        request=ModelRunUploadSerializer,
+        responses={
+            202: ModelRunSerializer,
+            400: OpenApiResponse(description="`errors`: one `file:line: field: reason` per problem; nothing saved"),
+            429: OpenApiResponse(description="a release reader's daily number of uploads is reached"),
+        },
+        summary="Upload a model's predictions (staff; a release reader: a run of their own, published by staff); "
+                "scoring runs as a Celery job",
+    )
     def post(self, request):
         upload = ModelRunUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
+        source = data["file"].name if data.get("file") else "predictions"
+        try:
+            services.run_upload_check(uploaded_by=request.user, size=data["file"].size if data.get("file") else 0,
+                                      source=source)
+        except services.UploadLimited as exc:
+            return Response({"errors": exc.errors}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        except services.InputErrors as exc:
+            return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
         if data.get("file"):
             try:
                 lines, source = data["file"].read().decode("utf-8").splitlines(), data["file"].name
@@ -49,6 +72,8 @@ class ModelRunListApi(APIView):
                 name=data["name"], model_name=data["model_name"], release=data["release"],
                 description=data["description"], lines=lines, source=source, uploaded_by=request.user,
             )
+        except services.UploadLimited as exc:
+            return Response({"errors": exc.errors}, status=status.HTTP_429_TOO_MANY_REQUESTS)
         except services.InputErrors as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
         run.refresh_from_db()  # queued on commit: `pending`, or `waiting` for the broker
@@ -60,11 +85,23 @@ class ModelRunDetailApi(APIView):
 
     @extend_schema(responses=ModelRunDetailSerializer, summary="A model run's scores and statistics")
     def get(self, request, name):
-        return Response(ModelRunDetailSerializer(get_object_or_404(ModelRun, name=name)).data)
+        return Response(ModelRunDetailSerializer(get_object_or_404(selectors.runs_visible_to(user=request.user), name=name)).data)
+
+
+class ModelRunPublishApi(APIView):
+    permission_classes = [ManagesRuns]
+
+    @extend_schema(request=ModelRunPublishSerializer, responses={200: ModelRunSerializer},
+                   summary="Put a run on every release reader's leaderboard, or take it off (staff)")
+    def post(self, request, name):
+        payload = ModelRunPublishSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        run = services.model_run_publish(run=get_object_or_404(ModelRun, name=name), published=payload.validated_data["published"])
+        return Response(ModelRunSerializer(run).data)
 
 
 class ModelRunRescoreApi(APIView):
-    permission_classes = [ReadsScores]
+    permission_classes = [ManagesRuns]
 
     @extend_schema(request=None, responses={202: ModelRunSerializer}, summary="Queue a new scoring (staff)")
     def post(self, request, name):
@@ -87,7 +124,7 @@ class ModelRunCompareApi(APIView):
         names = request.query_params.get("a"), request.query_params.get("b")
         if not all(names) or names[0] == names[1]:
             return Response({"errors": ["a, b: two different run names are needed"]}, status=400)
-        runs = {run.name: run for run in ModelRun.objects.filter(name__in=names)}
+        runs = {run.name: run for run in selectors.runs_visible_to(user=request.user).filter(name__in=names)}
         missing = [n for n in names if n not in runs]
         if missing:
             return Response({"errors": [f"unknown run {n}" for n in missing]}, status=404)

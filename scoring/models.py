@@ -31,6 +31,10 @@ class ModelRun(JobFields):
     )
     description = models.TextField(blank=True)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    published = models.BooleanField(
+        default=True,
+        help_text="on the leaderboard of every reader; a release reader's own upload is not until staff publish it",
+    )
     status = models.CharField(max_length=10, choices=ScoreStatus.choices, default=ScoreStatus.WAITING, db_index=True)
     n_predictions = models.PositiveIntegerField(default=0)
     scores = models.JSONField(default=dict, blank=True, help_text="correctness rate per task, domain, attribute, variant")
@@ -51,6 +55,11 @@ class ModelRun(JobFields):
     @property
     def overall_rate(self) -> float | None:
         return (self.scores.get("overall") or {}).get("rate")
+
+    @property
+    def scored_items(self) -> int | None:
+        """How many of its predictions were scored: on items its release holds (None until scored)."""
+        return (self.scores.get("overall") or {}).get("n")
 
 
 class Prediction(models.Model):

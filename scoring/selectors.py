@@ -1,11 +1,11 @@
 """Reads: the released labels, a run's outcomes, the leaderboard, comparisons, baselines."""
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from accounts.models import Pool
 from annotation.models import Item, Variant
-from releases.models import ReleaseItem
+from releases.models import Release, ReleaseItem, ReleaseStatus
 from verification.models import Judgment
 
 from . import stats
@@ -97,11 +97,36 @@ def runs_compare(*, run_a: ModelRun, run_b: ModelRun) -> dict:
     return {"a": run_a.name, "b": run_b.name, "mcnemar": result, "stored": stored is not None}
 
 
-def leaderboard_runs() -> list[ModelRun]:
-    """Scored runs, newest release first, then best overall Correctness Rate (ties: name):
-    figures on different releases are on different items and labels."""
-    runs = list(ModelRun.objects.filter(status=ScoreStatus.SUCCEEDED).select_related("release"))
-    return sorted(runs, key=lambda r: (-(r.release_id or 0), -(r.overall_rate or 0.0), r.name))
+def runs_visible_to(*, user) -> QuerySet[ModelRun]:
+    """The runs a person may see: staff every run; a release reader the published ones and their own."""
+    runs = ModelRun.objects.select_related("release", "uploaded_by")
+    if user.is_project_staff:
+        return runs
+    return runs.filter(Q(published=True) | Q(uploaded_by=user))
+
+
+def leaderboard_releases(*, user) -> list[Release]:
+    """The ready releases, newest first: each has a leaderboard of its own."""
+    return list(Release.objects.filter(status=ReleaseStatus.READY).order_by("-created_at", "-id"))
+
+
+def leaderboard_release(*, user, version: str = "") -> Release | None:
+    """The release a leaderboard ranks: `version` when given (None if it is not a ready
+    release), else the latest ready release holding a scored run the person sees, else the latest."""
+    ready = Release.objects.filter(status=ReleaseStatus.READY).order_by("-created_at", "-id")
+    if version:
+        return ready.filter(version=version).first()
+    scored = runs_visible_to(user=user).filter(status=ScoreStatus.SUCCEEDED).values("release_id")
+    return ready.filter(pk__in=scored).first() or ready.first()
+
+
+def leaderboard_runs(*, user, release: Release | None) -> list[ModelRun]:
+    """The scored runs on one release the person sees, best overall Correctness Rate first
+    (ties: name): runs on different releases are on different items and labels, never ranked together."""
+    if release is None:
+        return []
+    runs = list(runs_visible_to(user=user).filter(status=ScoreStatus.SUCCEEDED, release=release))
+    return sorted(runs, key=lambda r: (-(r.overall_rate or 0.0), r.name))
 
 
 def latest_baselines() -> list[BaselineRun]:

@@ -6,11 +6,17 @@ from .models import BaselineRun, ModelRun
 class ModelRunSerializer(serializers.ModelSerializer):
     overall_rate = serializers.FloatField(read_only=True, allow_null=True)
     release = serializers.SlugRelatedField(slug_field="version", read_only=True, help_text="the release it is scored on")
+    scored_items = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="predictions scored: on items the release holds (null until scored)"
+    )
+    release_items = serializers.IntegerField(source="release.n_items", read_only=True, allow_null=True,
+                                             help_text="items the release holds")
+    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = ModelRun
-        fields = ["id", "name", "model_name", "release", "description", "status", "n_predictions",
-                  "overall_rate", "created_at", "scored_at"]
+        fields = ["id", "name", "model_name", "release", "description", "status", "n_predictions", "scored_items",
+                  "release_items", "overall_rate", "published", "uploaded_by", "created_at", "scored_at"]
 
 
 class ModelRunDetailSerializer(ModelRunSerializer):
@@ -35,6 +41,10 @@ class ModelRunUploadSerializer(serializers.Serializer):
         if bool(attrs.get("file")) == bool(attrs.get("predictions")):
             raise serializers.ValidationError("give either a JSONL `file` or a `predictions` list")
         return attrs
+
+
+class ModelRunPublishSerializer(serializers.Serializer):
+    published = serializers.BooleanField(default=True, help_text="false takes it off the readers' leaderboard")
 
 
 class McNemarSerializer(serializers.Serializer):

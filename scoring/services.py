@@ -5,7 +5,9 @@ import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -278,6 +280,28 @@ def counterfactuals_import(*, lines: Iterable[str], source: str, into_batch: str
 # --- Model runs ---------------------------------------------------------------------------
 
 
+class UploadLimited(InputErrors):
+    """A release reader uploaded DIALTOM_READER_RUNS_PER_DAY runs in the last 24 hours already."""
+
+
+def run_upload_check(*, uploaded_by: User | None, size: int, source: str) -> None:
+    """The limits on an upload, checked by the doors before reading a file and again by
+    `model_run_create`: at most DIALTOM_RUN_UPLOAD_MAX_BYTES; a release reader at most
+    DIALTOM_READER_RUNS_PER_DAY runs in 24 hours (staff are not limited)."""
+    limit = settings.DIALTOM_RUN_UPLOAD_MAX_BYTES
+    if size > limit:
+        raise InputErrors([f"{source}:0: file: {size} bytes, over the limit of {limit} bytes"])
+    if uploaded_by is None or uploaded_by.is_project_staff:
+        return
+    since = timezone.now() - timedelta(hours=24)
+    recent = ModelRun.objects.filter(uploaded_by=uploaded_by, created_at__gte=since).count()
+    if recent >= settings.DIALTOM_READER_RUNS_PER_DAY:
+        raise UploadLimited(
+            [f"{source}:0: file: {recent} runs uploaded in the last 24 hours, the limit is "
+             f"{settings.DIALTOM_READER_RUNS_PER_DAY}: try again later"]
+        )
+
+
 @transaction.atomic
 def model_run_create(
     *,
@@ -293,7 +317,13 @@ def model_run_create(
 
     The run is scored on a release (`release`: a version; blank: the latest ready release):
     a prediction for an item that release did not audit is refused, like any bad line.
+    A release reader's run is theirs (they and staff see it) until staff publish it
+    (`model_run_publish`); staff's runs are published at once. Limits: `run_upload_check`.
     """
+    lines = list(lines)
+    if uploaded_by is not None:
+        User.objects.select_for_update().filter(pk=uploaded_by.pk).first()  # one upload of a person at a time: the rate limit holds
+    run_upload_check(uploaded_by=uploaded_by, size=sum(len(line.encode("utf-8")) + 1 for line in lines), source=source)
     errors: list[str] = []
     if name in RESERVED_RUN_NAMES:
         errors.append(f"{source}:0: name: {name!r} is reserved")
@@ -357,6 +387,7 @@ def model_run_create(
         release=scored_on,
         description=description,
         uploaded_by=uploaded_by,
+        published=uploaded_by is None or uploaded_by.is_project_staff,
         n_predictions=len(rows),
     )
     Prediction.objects.bulk_create(
@@ -364,6 +395,14 @@ def model_run_create(
         batch_size=2000,
     )
     jobs.job_queue_on_commit(ModelRun, run.pk)
+    return run
+
+
+@transaction.atomic
+def model_run_publish(*, run: ModelRun, published: bool = True) -> ModelRun:
+    """Staff put a run on (or take it off) the leaderboard every release reader sees."""
+    ModelRun.objects.filter(pk=run.pk).update(published=published)
+    run.refresh_from_db()
     return run
 
 

@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 
 from . import services
-from .models import AuditItem, BatchQueue, Claim, Judgment, QueueSlot
+from .models import AdaptiveOverlap, AuditItem, BatchQueue, Claim, Judgment, QueueSlot, QueueTurn
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -97,3 +97,15 @@ class QueueSlotAdmin(ReadOnlyAdmin):
     list_select_related = ["item", "batch"]
 
 
+
+
+@admin.register(QueueTurn)
+class QueueTurnAdmin(ReadOnlyAdmin):
+    list_display = ["verifier", "claims"]
+    list_select_related = ["verifier"]
+
+
+@admin.register(AdaptiveOverlap)
+class AdaptiveOverlapAdmin(ReadOnlyAdmin):
+    list_display = ["batch", "k_min", "k_max", "rounds", "undecided", "settled", "refreshed_at"]
+    list_select_related = ["batch"]

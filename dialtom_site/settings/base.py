@@ -286,6 +286,10 @@ DIALTOM_LETTER_BIAS = float(env("DIALTOM_LETTER_BIAS", "0.6"))
 # Login throttling: failures per username+IP within the window before refusing.
 DIALTOM_LOGIN_MAX_FAILURES = int(env("DIALTOM_LOGIN_MAX_FAILURES", "5"))
 DIALTOM_LOGIN_WINDOW_SECONDS = int(env("DIALTOM_LOGIN_WINDOW_SECONDS", "900"))
+# Model runs a release reader uploads (scoring.services.run_upload_check): the largest
+# predictions file, and how many runs one reader may upload in 24 hours (staff: no limit).
+DIALTOM_RUN_UPLOAD_MAX_BYTES = int(env("DIALTOM_RUN_UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
+DIALTOM_READER_RUNS_PER_DAY = int(env("DIALTOM_READER_RUNS_PER_DAY", "5"))
 
 LOGGING = {
     "version": 1,

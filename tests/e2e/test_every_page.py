@@ -88,9 +88,10 @@ def pages_for(role):
                   "/leaderboard/", "/leaderboard/compare/", _linked("/leaderboard/", "#leaderboard a[href^='/leaderboard/']"),
                   "/accounts/profile/", "/admin/",
                   "/admin/annotation/batch/", "/api/docs/", "/review/flags/", "/review/items/", _item_page,
-                  "/review/verifiers/", "/leaderboard/upload/", "/releases/", "/releases/v1/"],
+                  "/review/verifiers/", "/leaderboard/upload/", "/releases/", "/releases/v1/",
+                  _linked("/dashboard/", "a.guideline-link")],
         "reader": ["/", "/releases/v1/", "/leaderboard/", _linked("/leaderboard/", "#leaderboard a[href^='/leaderboard/']"),
-                   "/accounts/profile/"],
+                   "/leaderboard/upload/", "/accounts/profile/"],
     }[role]
 
 

@@ -32,6 +32,7 @@ def test_results_hold_every_audited_item_retained_or_not(world, release_root):
     assert emotion == {
         "item_id": "mi-emotion", "batch": "batch-a", "task": "retrospective", "attribute": "emotion", "variant": "hard",
         "domain": "mi", "label": "NONE", "posterior": "0.4", "mv_label": "B", "n_judgments": "3", "retained": "false",
+        "adjudication": "",
     }
     assert sum(r["retained"] == "true" for r in rows) == release.n_items == 4
     # The same results are the release's items in the database: what scoring reads

@@ -1,0 +1,108 @@
+"""DRF doors of the review app: a batch's guideline (GET / PUT) and an item's staff decisions
+(GET its history, POST a new one), onto the same services as the pages."""
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.permissions import IsProjectStaff
+from annotation.models import Batch
+from dialtom_site.parsers import StrictJSONParser
+
+from . import selectors, services
+from .models import EXAMPLE_TOPICS, Adjudication, Decision
+
+
+class GuidelineSerializer(serializers.Serializer):
+    batch = serializers.CharField(read_only=True)
+    text = serializers.CharField(max_length=services.MAX_TEXT, help_text="Markdown; raw HTML is not rendered")
+    examples = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=services.MAX_TEXT), required=False,
+        help_text=f"topic → Markdown, topics: {', '.join(code for code, _ in EXAMPLE_TOPICS)}; given: replaces every "
+                  "example (a blank one is removed); left out: the examples stay",
+    )
+    updated_by = serializers.CharField(read_only=True, allow_null=True)
+    updated_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    item_id = serializers.CharField(source="item.item_id", read_only=True)
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Adjudication
+        fields = ["id", "item_id", "decision", "reason", "decided_by", "decided_at"]
+        read_only_fields = ["id", "decided_at"]
+
+
+class DecisionCreateSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=Decision.values, help_text="keep: released with its intended answer; drop: never released")
+    reason = serializers.CharField(max_length=5000)
+
+
+def _problem(exc: ValidationError) -> Response:
+    detail = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
+    return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+
+
+def _guideline_data(batch: Batch) -> dict:
+    source = selectors.guideline_source(batch=batch)
+    if not source["exists"]:
+        raise NotFound(f"batch {batch.name} has no guideline")
+    return {**source, "examples": {topic: text for topic, text in source["examples"].items() if text}}
+
+
+class GuidelineApi(APIView):
+    permission_classes = [IsProjectStaff]
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema(responses={200: GuidelineSerializer, 404: OpenApiResponse(description="no such batch, or no guideline")},
+                   summary="A batch's guideline: Markdown and an example per attribute (staff)")
+    def get(self, request, name):
+        return Response(GuidelineSerializer(_guideline_data(get_object_or_404(Batch, name=name))).data)
+
+    @extend_schema(request=GuidelineSerializer, responses={200: GuidelineSerializer, 400: OpenApiResponse(description="field: reason")},
+                   summary="Write a batch's guideline (staff); verifiers see it from their next item")
+    def put(self, request, name):
+        batch = get_object_or_404(Batch, name=name)
+        payload = GuidelineSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            services.guideline_set(batch_name=batch.name, text=payload.validated_data["text"],
+                                   examples=payload.validated_data.get("examples"), updated_by=request.user)
+        except ValidationError as exc:
+            return _problem(exc)
+        return Response(GuidelineSerializer(_guideline_data(batch)).data)
+
+
+class ItemDecisionsApi(APIView):
+    permission_classes = [IsProjectStaff]
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema(responses={200: DecisionSerializer(many=True), 404: OpenApiResponse(description="no such item")},
+                   summary="An item's staff decisions, the one in force first (staff)")
+    def get(self, request, item_id):
+        decisions = selectors.item_decisions(item_id=item_id)
+        if decisions is None:
+            raise NotFound(f"no item {item_id}")
+        return Response(DecisionSerializer(decisions, many=True).data)
+
+    @extend_schema(
+        request=DecisionCreateSerializer,
+        responses={201: DecisionSerializer, 400: OpenApiResponse(description="field: reason (gold item, no reason, …)"),
+                   404: OpenApiResponse(description="no such item")},
+        summary="Keep or drop an item (staff); the next release honours it, its open flags are resolved",
+    )
+    def post(self, request, item_id):
+        if selectors.item_decisions(item_id=item_id) is None:
+            raise NotFound(f"no item {item_id}")
+        payload = DecisionCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            decision = services.adjudication_record(item_id=item_id, staff=request.user, **payload.validated_data)
+        except ValidationError as exc:
+            return _problem(exc)
+        return Response(DecisionSerializer(decision).data, status=status.HTTP_201_CREATED)

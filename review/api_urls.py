@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("batches/<slug:name>/guideline/", api.GuidelineApi.as_view(), name="api-guideline"),
+    path("items/<str:item_id>/decisions/", api.ItemDecisionsApi.as_view(), name="api-item-decisions"),
+]
