@@ -28,19 +28,19 @@ class StudyInSerializer(serializers.Serializer):
     platform = serializers.CharField(help_text="prolific, mturk or link")
     batches = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
     reference_set = serializers.SlugField(required=False, allow_null=True, default=None)
-    quota = serializers.IntegerField(min_value=1)
-    session_minutes = serializers.IntegerField(min_value=1, default=60)
+    quota = serializers.IntegerField(min_value=1, max_value=100_000)
+    session_minutes = serializers.IntegerField(min_value=1, max_value=10_080, default=60)
     completion_code = serializers.CharField(max_length=64)
     screen_out_code = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     pay_per_item = serializers.DecimalField(max_digits=8, decimal_places=4, required=False, allow_null=True, default=None)
     pay_per_hour = serializers.DecimalField(max_digits=8, decimal_places=4, required=False, allow_null=True, default=None)
     currency = serializers.CharField(max_length=3, default="GBP")
     minimum_hourly = serializers.DecimalField(max_digits=8, decimal_places=2, required=False, allow_null=True, default=None)
-    item_seconds_cap = serializers.IntegerField(min_value=1, default=300)
+    item_seconds_cap = serializers.IntegerField(min_value=1, max_value=86_400, default=300)
     qualification_batch = serializers.SlugField(required=False, allow_null=True, default=None)
     qualification_pass_mark = serializers.FloatField(min_value=0, max_value=1, default=0.8)
     gold_threshold = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True, default=None)
-    gold_min_answers = serializers.IntegerField(min_value=1, default=3)
+    gold_min_answers = serializers.IntegerField(min_value=1, max_value=10_000, default=3)
 
 
 def study_out(study: Study, *, request=None, ledger=None) -> dict:

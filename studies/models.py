@@ -7,6 +7,7 @@ own pseudonymous account; every arrival is an `Entry`; what a participant is owe
 their work (bonuses) is a `LedgerLine`. Items and active time are read from the work itself
 (judgments, reference assignments): `selectors.study_ledger`.
 """
+import re
 import secrets
 from decimal import Decimal
 
@@ -91,7 +92,7 @@ class Study(models.Model):
     def clean(self):
         if not self.completion_code.strip():
             raise ValidationError({"completion_code": "a study needs a completion code"})
-        if len(self.currency) != 3 or not self.currency.isalpha() or not self.currency.isupper():
+        if not re.fullmatch(r"[A-Z]{3}", self.currency or ""):
             raise ValidationError({"currency": "a three-letter ISO 4217 code, e.g. GBP"})
         if self.qualification_batch_id and self.reference_set_id:
             raise ValidationError({"qualification_batch": "qualification is for verification studies"})

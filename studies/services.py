@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -154,7 +155,13 @@ def study_create(
             raise StudyError(f"batch {qual.name} has no gold items to qualify with", field="qualification_batch")
         if not screen_out_code:
             raise StudyError("a study with a qualification needs a screen-out code", field="screen_out_code")
-    pool, _ = Pool.objects.get_or_create(name=f"study-{name}"[:100])
+    pool_name = f"study-{name}"[:100]
+    if Pool.objects.filter(name=pool_name).exists():  # never reuse a pool: its members would reach the study's work
+        raise StudyError(f"a pool named {pool_name!r} exists already: choose another study name", status=409, field="name")
+    for value, label in ((qualification_pass_mark, "qualification_pass_mark"), (gold_threshold, "gold_threshold")):
+        if value is not None and not (math.isfinite(float(value)) and 0 <= float(value) <= 1):
+            raise StudyError(f"{label}: a share between 0 and 1", field=label)
+    pool = Pool.objects.create(name=pool_name)
     study = Study(
         name=name, platform=platform, quota=int(quota), completion_code=completion_code.strip(),
         screen_out_code=screen_out_code.strip(), reference_set=set_obj, pool=pool,
