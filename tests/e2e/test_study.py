@@ -53,3 +53,34 @@ def test_a_failed_qualification_ends_at_the_screen_out_code(transactional_db, li
     page.goto("about:blank")
     live_server_requests.wait_until_quiet()
     live_server_requests.shut()
+
+
+def test_study_pages_fit_a_phone_and_pass_axe(transactional_db, live_server, live_server_requests, page, login):
+    from tests.e2e.test_every_page import AXE, DESKTOP, PHONE, _axe_serious
+    from tests.factories import StaffFactory
+
+    live_server_requests.open()
+    batch = open_batch(name="e2e-axe", n_items=3, pool="e2e-unused")
+    study = services.study_create(name="e2e-axe", platform="prolific", batches=[batch.name], quota=1,
+                                  completion_code="E2EC0DE3", pay_per_item="0.10", minimum_hourly="9.00")
+    problems = []
+
+    def check(path):
+        for size in (PHONE, DESKTOP):
+            page.set_viewport_size(size)
+            page.goto(live_server.url + path)
+            page.wait_for_load_state("networkidle")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if size is PHONE and width > 390:
+                problems.append(f"{path} at 390 px: page is {width} px wide")
+            if AXE.exists():  # axe-core from node_modules (`make install`)
+                problems.extend(f"{path} at {size['width']} px: {v}" for v in _axe_serious(page, path))
+
+    check(f"/s/{study.token}/?PROLIFIC_PID={PID}&STUDY_ID=abc&SESSION_ID=def")  # → the work page
+    _answer(page, right=True)
+    check(f"/s/{study.token}/done/")
+    page.context.clear_cookies()
+    login(StaffFactory(username="e2e-staff"))
+    check("/studies/")
+    check("/studies/e2e-axe/")
+    assert not problems, "\n".join(problems)
