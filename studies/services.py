@@ -31,7 +31,7 @@ from verification.services import VerificationError, claim_skip, item_claim_next
 
 from . import selectors
 from .models import (
-    FINISHED, Entry, LedgerLine, Participant, ParticipantStatus, PayBasis, Platform, Study, StudyStatus,
+    Entry, LedgerLine, Participant, ParticipantStatus, PayBasis, Platform, Study, StudyStatus,
 )
 
 
@@ -436,8 +436,3 @@ def bonus_add(*, participant: Participant, amount, reason: str, by: User | None 
     return LedgerLine.objects.create(participant=participant, amount=value.quantize(Decimal("0.01")),
                                      reason=reason.strip()[:300], created_by=by)
 
-
-__all__ = [
-    "FINISHED", "StudyError", "participant_arrive", "participant_next_work", "study_create", "bonus_add",
-    "participant_stop_override", "participant_exclusion_set", "study_status_set", "preview_entry_log",
-]

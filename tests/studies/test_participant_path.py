@@ -99,3 +99,34 @@ def test_participants_of_one_study_cannot_enter_another(study, batch, client):
                                   quota=1, completion_code="OTHER001", pay_per_item="0.10")
     client.get(prolific_link(study, PROLIFIC_IDS[0]))
     assert client.get(f"/s/{other.token}/work/")["Location"] == f"/s/{study.token}/work/"
+
+
+def test_the_session_ends_with_the_studys_time_limit(study, client):
+    client.get(prolific_link(study, PROLIFIC_IDS[0]))
+    assert client.session.get_expiry_age() == study.session_minutes * 60
+
+
+def test_a_closed_study_takes_no_one_new_and_ends_the_work_of_those_inside(study, client):
+    from studies.services import study_status_set
+
+    client.get(prolific_link(study, PROLIFIC_IDS[0]))
+    audit_one(client, study)
+    study_status_set(study=study, status="closed")
+    assert "C1ABCDEF" in client.get(f"/s/{study.token}/work/", follow=True).content.decode()
+    assert Client().get(prolific_link(study, PROLIFIC_IDS[1])).status_code == 410
+    assert Participant.objects.get().status == ParticipantStatus.COMPLETED
+
+
+def test_a_link_without_an_id_asks_to_open_it_from_the_platform(study, client):
+    assert client.get(f"/s/{study.token}/").status_code == 400
+
+
+def test_a_staff_bonus_from_the_study_page_shows_in_the_export(study, staff):
+    participant_client = Client()
+    participant_client.get(prolific_link(study, PROLIFIC_IDS[0]))
+    audit_one(participant_client, study)
+    staff_client = Client()
+    staff_client.force_login(staff)
+    pk = Participant.objects.get().pk
+    staff_client.post(f"/studies/pilot/participants/{pk}/", {"action": "bonus", "amount": "1.25", "reason": "good comments"})
+    assert selectors.payments_export(study=study, fmt="prolific-bonus") == f"{PROLIFIC_IDS[0]},1.35\n"
