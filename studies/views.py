@@ -45,7 +45,11 @@ def enter(request, token):
     params = selectors.study_link_params(study=study, params=request.GET)
     if study.platform == Platform.MTURK and params.get("platform_session_id") == services.MTURK_PREVIEW:
         services.preview_entry_log(study=study, ip=client_ip(request), user_agent=request.META.get("HTTP_USER_AGENT", ""))
-        return render(request, "studies/preview.html", {"study": study, "sample": _sample(study)})
+        return _frameable(render(request, "studies/preview.html", {"study": study, "sample": _sample(study)}))
+    if study.platform == Platform.MTURK and request.headers.get("Sec-Fetch-Dest") == "iframe":
+        # Inside MTurk's frame the session cookie (SameSite=Lax) is a third-party cookie the
+        # browser does not send back: the task opens in a tab of its own, first-party.
+        return _frameable(render(request, "studies/open_in_tab.html", {"study": study, "href": request.get_full_path()}))
     if not params["participant_id"]:
         if _participant_here(request, study) is not None:
             return redirect("studies:work", token=token)
@@ -68,6 +72,18 @@ def enter(request, token):
         login(request, arrival.participant.user, backend="django.contrib.auth.backends.ModelBackend")
     request.session.set_expiry(study.session_minutes * 60)  # the session ends with the study's time limit
     return redirect("studies:work", token=token)
+
+
+MTURK_FRAME_ANCESTORS = "https://www.mturk.com https://workersandbox.mturk.com"
+
+
+def _frameable(response):
+    """MTurk shows an ExternalQuestion in a frame on its own site: let it (and only it)."""
+    response.xframe_options_exempt = True
+    response["Content-Security-Policy"] = (
+        f"script-src 'self'; frame-ancestors {MTURK_FRAME_ANCESTORS}; object-src 'none'; base-uri 'self'; form-action 'self'"
+    )
+    return response
 
 
 def _sample(study):

@@ -89,3 +89,15 @@ def test_mturk_completion_posts_back_to_external_submit_and_export_has_approve_a
     rows = selectors.payments_export(study=mturk_study, fmt="mturk").splitlines()
     assert rows[0] == "worker_id,assignment_id,hit_id,approve,bonus_amount,reason,unique_request_token"
     assert rows[1].startswith("A1B2C3D4E5F6G7,3ASSIGN9,HIT42,1,0.25,")
+
+
+def test_inside_mturks_frame_the_task_opens_in_a_tab_of_its_own(mturk_study, client):
+    link = f"/s/{mturk_study.token}/?workerId=A1B2C3D4E5F6G7&assignmentId=3ASSIGN9&hitId=HIT42&turkSubmitTo=https://www.mturk.com"
+    framed = client.get(link, headers={"Sec-Fetch-Dest": "iframe"})
+    assert framed.status_code == 200 and 'target="_blank"' in framed.content.decode()
+    assert "frame-ancestors https://www.mturk.com" in framed["Content-Security-Policy"]
+    assert "X-Frame-Options" not in framed
+    assert not Participant.objects.exists()
+    assert client.get(link).status_code == 302  # the tab: first-party, the account is made
+    preview = client.get(f"/s/{mturk_study.token}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
+    assert "frame-ancestors https://www.mturk.com" in preview["Content-Security-Policy"]
