@@ -27,4 +27,5 @@ urlpatterns = [
     path("annotate/", include("references.urls")),
     path("api/v1/", include("references.api")),
     path("api/v1/", include("review.api_urls")),
+    path("", include("studies.urls")),
 ]

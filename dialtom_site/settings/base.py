@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "releases",
     "scoring",
     "review",
+    "studies",
 ]
 
 MIDDLEWARE = [
@@ -73,6 +74,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "studies.middleware.StudyParticipantMiddleware",
 ]
 # Headers Django 5.2 has no setting for, sent in every environment (so the tests and the
 # browser tests run under the same policy as production): dialtom_site.middleware.
@@ -263,6 +265,8 @@ DIALTOM_EXPOSED_JUDGMENTS = env("DIALTOM_EXPOSED_JUDGMENTS", "exclude")
 # Verification queue defaults (a batch may override them).
 DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
 DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))
+# The address participants reach the studio at: study links (manage.py study_create) are made from it.
+DIALTOM_SITE_URL = env("DIALTOM_SITE_URL", "http://127.0.0.1:8000")
 # API tokens found are remembered this long in each process (accounts/authentication.py); 0 = look up every time
 DIALTOM_TOKEN_CACHE_SECONDS = float(env("DIALTOM_TOKEN_CACHE_SECONDS", "10"))
 # Retention: an item is kept when DS confirms its intended answer with at least this posterior.
