@@ -207,6 +207,12 @@ def item_name_for(*, item) -> str:
     return f"{kind} · {item.question}" if item.question else kind
 
 
+def recent_answers_view_for(*, judgments: list[Judgment]) -> list[dict]:
+    """`recent_judgments_for` as the audit page lists them: each answer with its item's name
+    (the judgments come with their items: no query per row)."""
+    return [{**judgment_view_for(judgment=j), "item_name": item_name_for(item=j.item)} for j in judgments]
+
+
 def judgment_view_for(*, judgment: Judgment) -> dict:
     """One of the verifier's own answers, as they gave it (displayed letters)."""
     order = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS)
@@ -214,7 +220,6 @@ def judgment_view_for(*, judgment: Judgment) -> dict:
     return {
         "id": judgment.pk,
         "claim": str(judgment.claim_id) if judgment.claim_id else "",
-        "item_name": item_name_for(item=judgment.item),
         "choice": judgment.displayed_label or judgment.label,
         "implausible": shown_marks,
         "comment": judgment.comment,
