@@ -19,12 +19,17 @@ from . import actions, selectors
 SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
 
 
-def staff_required(view):
+def staff_required(view=None, *, area: str = "The dashboard"):
+    """Project staff only; others get a 403 naming the part of the studio they tried
+    (`@staff_required(area="The review pages")`)."""
+    if view is None:
+        return lambda v: staff_required(v, area=area)
+
     @login_required
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         if not request.user.is_project_staff:
-            raise PermissionDenied("The dashboard is for project staff.")
+            raise PermissionDenied(f"{area} {'are' if area.endswith('s') else 'is'} for project staff.")
         return view(request, *args, **kwargs)
 
     return wrapper
