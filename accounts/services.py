@@ -152,6 +152,20 @@ def api_token_for(*, user: User) -> str:
 
 
 @transaction.atomic
+def api_token_replace(*, user: User) -> str:
+    """A new API token for the person (the profile page's door): any token they had stops
+    working. Returns the key, which the page shows once."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user).key
+
+
+def api_token_revoke(*, user: User) -> bool:
+    """The person's API token stops working; True if there was one."""
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return bool(deleted)
+
+
+@transaction.atomic
 def verifier_exclusion_set(*, user: User, excluded: bool, reason: str = "") -> User:
     """Exclude a verifier's judgments from aggregation (they are kept), or include them again."""
     user = User.objects.select_for_update().get(pk=user.pk)

@@ -4,7 +4,8 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
 
 from . import services
 from .models import Role
@@ -76,7 +77,30 @@ def profile(request):
         update_session_auth_hash(request, form.user)
         messages.success(request, "Your password is saved.")
         return redirect("accounts:profile")
-    return render(request, "accounts/profile.html", {"form": form}, status=400 if form.errors else 200)
+    return render(request, "accounts/profile.html", _profile_context(request, form=form), status=400 if form.errors else 200)
+
+
+def _profile_context(request, *, form=None, new_token: str = "") -> dict:
+    from rest_framework.authtoken.models import Token
+
+    user = request.user
+    if form is None:
+        form = (PasswordChangeForm if user.has_usable_password() else SetPasswordForm)(user)
+    return {"form": form, "token": Token.objects.filter(user=user).first(), "new_token": new_token}
+
+
+@login_required
+@require_POST
+def profile_token(request):
+    """Make (or replace) my API token, or revoke it. A new key is shown once, on this response."""
+    if request.POST.get("action") == "revoke":
+        if services.api_token_revoke(user=request.user):
+            messages.success(request, "Your API token is revoked: it no longer works.")
+        return redirect(reverse("accounts:profile") + "#api-token")
+    key = services.api_token_replace(user=request.user)
+    response = render(request, "accounts/profile.html", _profile_context(request, new_token=key))
+    response["Cache-Control"] = "no-store"  # the key is shown once and must not be kept
+    return response
 
 
 def admin_login(request):

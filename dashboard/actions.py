@@ -39,17 +39,33 @@ def verifier_exclude(*, verifier: User, reason: str, by: User, excluded: bool = 
     return verifier_exclusion_set(user=verifier, excluded=excluded, reason=reason)
 
 
-def aggregation_start(*, by: User):
-    """Starts one aggregation run over every batch that holds judgments (a Celery chord, queued
-    after commit). Raises ActionError with a clear message when it cannot."""
+def aggregation_batches() -> list[int]:
+    """Ids of the batches an aggregation run can cover (those that hold judgments)."""
+    try:
+        from aggregation import selectors as aggregation_selectors  # noqa: PLC0415 - optional app
+    except ImportError:
+        return []
+    return list(aggregation_selectors.batch_ids_audited())
+
+
+def aggregation_start(*, by: User, batch_ids=None):
+    """Starts one aggregation run over the batches chosen (by default every batch that holds
+    judgments; a Celery chord, queued after commit). Raises ActionError with a clear message
+    when it cannot."""
     try:
         from aggregation import selectors as aggregation_selectors  # noqa: PLC0415 - optional app
         from aggregation import services as aggregation  # noqa: PLC0415
     except ImportError as exc:
         raise ActionError("Aggregation is not available on this installation.") from exc
-    batch_ids = aggregation_selectors.batch_ids_audited()
-    if not batch_ids:
+    audited = list(aggregation_selectors.batch_ids_audited())
+    if not audited:
         raise ActionError("No batch has judgments yet: nothing to aggregate.")
+    if batch_ids is None:
+        batch_ids = audited
+    else:
+        batch_ids = [pk for pk in audited if pk in set(batch_ids)]
+        if not batch_ids:
+            raise ActionError("Choose at least one batch that holds judgments.")
     try:
         return aggregation.aggregation_run_create(batch_ids=batch_ids, trigger="dashboard", started_by=by)
     except aggregation.AggregationError as exc:

@@ -253,6 +253,15 @@ def _flag(ac1) -> bool:
     return ac1 is not None and ac1 < settings.DIALTOM_AC1_FLAG_THRESHOLD
 
 
+# Below this many items an AC1's interval says nothing (a handful of items, or a
+# degenerate interval of width 0): the page marks it "n too small" and draws no whisker.
+AC1_MIN_ITEMS = 5
+
+
+def _too_few(items, low, high) -> bool:
+    return (items or 0) < getattr(settings, "DIALTOM_AC1_MIN_ITEMS", AC1_MIN_ITEMS) or (low is not None and low == high)
+
+
 def _group_rows(batch: str, by_group) -> list[dict]:
     """Flattens BatchResult.by_group ({"<task>:<domain>": {...}}, nested dicts or a list) into rows."""
     rows = []
@@ -275,6 +284,7 @@ def _group_rows(batch: str, by_group) -> list[dict]:
         if row.get("ac1_ci_low") is None and isinstance(row.get("ac1_ci"), list | tuple) and len(row["ac1_ci"]) == 2:
             row["ac1_ci_low"], row["ac1_ci_high"] = row["ac1_ci"]
         row["flagged"] = _flag(row.get("ac1"))
+        row["too_few"] = _too_few(row.get("items"), row.get("ac1_ci_low"), row.get("ac1_ci_high"))
     return rows
 
 
@@ -298,15 +308,41 @@ def agreement_overview() -> dict:
             "kappa": br.kappa,
             "alpha": br.alpha,
             "flagged": _flag(br.ac1),
+            "too_few": _too_few(br.items, br.ac1_ci_low, br.ac1_ci_high),
         }
         for br in results
     ]
     groups = [row for br in results for row in _group_rows(br.batch.name, br.by_group)]
     groups.sort(key=lambda r: (r["task"] or "", r["domain"] or "", r["batch"]))
-    return {"batches": batches, "groups": groups, "threshold": settings.DIALTOM_AC1_FLAG_THRESHOLD}
+    return {"batches": batches, "groups": groups, "threshold": settings.DIALTOM_AC1_FLAG_THRESHOLD,
+            "min_items": getattr(settings, "DIALTOM_AC1_MIN_ITEMS", AC1_MIN_ITEMS)}
 
 
 # --- Retention ------------------------------------------------------------------------------
+
+
+FUNNEL_STEPS = ("imported", "audited", "aggregated", "retained")
+
+
+def retention_funnel() -> list[dict]:
+    """Per task, what became of the imported items (gold excluded): imported → audited (at
+    least one judgment) → aggregated (in the current run of its batch, with judgments) →
+    retained (3 queries: the items, the current runs, their results)."""
+    judged = Judgment.objects.filter(item_id=OuterRef("pk"))
+    items = {
+        row["task"]: row
+        for row in Item.objects.filter(is_gold=False).values("task").order_by("task")
+        .annotate(imported=Count("id"), audited=Count("id", filter=Q(Exists(judged))))
+    }
+    counts = retention_counts(pairs=current_batch_runs())["task"] if items else {}
+    rows = []
+    for task in sorted(items):
+        current = counts.get(task, {"total": 0, "retained": 0})
+        row = {"task": task, "imported": items[task]["imported"], "audited": items[task]["audited"],
+               "aggregated": current["total"], "retained": current["retained"]}
+        row["steps"] = [{"step": step, "n": row[step], "share": _ratio(row[step], row["imported"])} for step in FUNNEL_STEPS]
+        rows.append(row)
+    return rows
 
 
 def retention_overview(*, last_runs: int = 10) -> dict:

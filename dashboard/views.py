@@ -19,12 +19,17 @@ from . import actions, selectors
 SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
 
 
-def staff_required(view):
+def staff_required(view=None, *, area: str = "The dashboard"):
+    """Project staff only; others get a 403 naming the part of the studio they tried
+    (`@staff_required(area="The review pages")`)."""
+    if view is None:
+        return lambda v: staff_required(v, area=area)
+
     @login_required
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         if not request.user.is_project_staff:
-            raise PermissionDenied("The dashboard is for project staff.")
+            raise PermissionDenied(f"{area} {'are' if area.endswith('s') else 'is'} for project staff.")
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -41,11 +46,11 @@ def section_context(name: str) -> dict:
     if name == "agreement":
         return {"agreement": selectors.agreement_overview()}
     if name == "retention":
-        return {"retention": selectors.retention_overview()}
+        return {"retention": selectors.retention_overview(), "funnel": selectors.retention_funnel()}
     if name == "people":
         return {"verifiers": selectors.verifier_stats(), "crowd": selectors.crowd_worker_stats()}
     if name == "run":
-        return {"run": selectors.latest_aggregation_run()}
+        return {"run": selectors.latest_aggregation_run(), "run_batches": aggregation_choices()}
     if name == "releases":
         return {
             "releases": list(release_selectors.releases_list()[:10]),
@@ -200,11 +205,31 @@ def verifier_action(request, user_id: int, action: str):
     return _done(request, "people")
 
 
+def aggregation_choices() -> list[dict]:
+    """The batches a run can cover, each ticked by default when complete (every item has its
+    k judgments): {"id", "name", "status", "done", "needed", "complete"}."""
+    audited = set(actions.aggregation_batches())
+    return [
+        {"id": b.id, "name": b.name, "status": b.status, "done": b.done, "needed": b.needed,
+         "complete": bool(b.needed) and b.done >= b.needed}
+        for b in selectors.progress_by_batch()["batches"] if b.id in audited
+    ]
+
+
 @staff_required
 @require_POST
 def aggregation_start(request):
+    """Two steps: the batches ticked on the dashboard are shown back to confirm; the
+    confirmation (`confirm=yes`) starts the run."""
+    chosen = {int(pk) for pk in request.POST.getlist("batch") if pk.isdigit()}
+    if request.POST.get("confirm") != "yes":
+        rows = [row for row in aggregation_choices() if row["id"] in chosen]
+        if not rows:
+            messages.error(request, "Tick at least one batch to aggregate.")
+            return redirect("dashboard:index")
+        return render(request, "dashboard/aggregation_confirm.html", {"rows": rows})
     try:
-        run = actions.aggregation_start(by=request.user)
+        run = actions.aggregation_start(by=request.user, batch_ids=chosen)
         messages.success(request, f"Aggregation run #{run.pk} started.")
     except actions.ActionError as exc:
         messages.error(request, str(exc))

@@ -71,7 +71,7 @@ def flag(request, batch_name):
 # --- Staff --------------------------------------------------------------------------------
 
 
-@staff_required
+@staff_required(area="The review pages")
 @require_http_methods(["GET", "POST"])
 def flag_queue(request):
     if request.method == "POST":
@@ -93,7 +93,7 @@ def flag_queue(request):
     })
 
 
-@staff_required
+@staff_required(area="The review pages")
 def item_list(request):
     q, batch, only = request.GET.get("q", "").strip(), request.GET.get("batch", ""), request.GET.get("only", "")
     return render(request, "review/items.html", {
@@ -102,7 +102,7 @@ def item_list(request):
     })
 
 
-@staff_required
+@staff_required(area="The review pages")
 @require_http_methods(["GET", "POST"])
 def item_detail(request, item_id):
     form = AdjudicationForm(request.POST or None)
@@ -124,7 +124,7 @@ def item_detail(request, item_id):
     return render(request, "review/item.html", {**detail, "form": form}, status=status)
 
 
-@staff_required
+@staff_required(area="The review pages")
 def verifiers(request):
     sort = request.GET.get("sort", "consensus")
     descending = request.GET.get("dir", "desc") != "asc"

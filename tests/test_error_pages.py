@@ -27,3 +27,38 @@ def test_the_admin_tells_a_verifier_it_is_for_staff(client, verifier):
     assert response.status_code == 403
     assert b"The admin is for project staff" in response.content
     assert b'name="password"' not in response.content
+
+
+@override_settings(DEBUG=False)
+def test_a_400_is_the_sites_page():
+    from django.test import Client
+
+    # an unknown Host header is Django's classic 400 (DisallowedHost → SuspiciousOperation)
+    response = Client().get("/", HTTP_HOST="not-our-host.example")
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "The studio could not read this request" in page and 'href="/"' in page and "studio.css" in page
+
+
+def test_a_refused_form_gets_the_sites_csrf_page(verifier):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(verifier)
+    response = client.post("/accounts/profile/", {"theme": "dark"})
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "This form could not be accepted" in page and "Nothing was saved" in page
+    assert "studio.css" in page and 'href="/"' in page
+    assert "CSRF verification failed" not in page  # not Django's bare page
+
+
+@override_settings(DEBUG=False)
+def test_a_verifier_refused_the_review_pages_is_told_they_are_for_staff(client, verifier):
+    client.force_login(verifier)
+    for path in ("/review/flags/", "/review/items/", "/review/verifiers/"):
+        response = client.get(path)
+        assert response.status_code == 403
+        assert b"The review pages are for project staff." in response.content
+        assert b"The dashboard is for project staff" not in response.content
+    assert b"The dashboard is for project staff." in client.get("/dashboard/").content

@@ -37,7 +37,9 @@ def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
 
     assigned = done + held + what the queue (`queue.py`) would still hand this verifier: the
     open regular items the context rule allows, plus the gold items the batch's rate will mix
-    in. Gold items are counted from the start, so claiming or answering one moves the counts
+    in. `held_back` counts the regular items still needing judgments that the context rule
+    withholds from this verifier (they have read the dialogue or a profile of the context),
+    so the page can say why the total shrinks when one answer rules out its neighbours. Gold items are counted from the start, so claiming or answering one moves the counts
     exactly as a regular item does.
     """
     batches = list(batches)
@@ -63,15 +65,23 @@ def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
     staffing = queue.batch_staffing(batch_ids=ids)
     fallback = [pk for pk in ids if staffing[pk].short]
     open_now: dict[tuple[int, bool], int] = {}
+    held: dict[int, int] = {}
     for batch_ids, exposure_allowed in ((set(ids) - set(fallback), False), (fallback, True)):
         if batch_ids:
+            # every slot not yet served to the verifier, split by the context rule (`exposed`):
+            # outside the fallback, the exposed ones are held back, and the page says so
             rows = (
-                queue.slots_open_to(verifier=verifier, batch_ids=batch_ids, exposure_allowed=exposure_allowed)
-                .values_list("batch_id", "is_gold")
+                queue.slots_open_to(verifier=verifier, batch_ids=batch_ids, exposure_allowed=True)
+                .values_list("batch_id", "is_gold", "exposed")
                 .order_by()
                 .annotate(n=Count("pk"))
             )
-            open_now.update({(batch_id, gold): n for batch_id, gold, n in rows})
+            for batch_id, gold, exposed, n in rows:
+                if exposed and not exposure_allowed:
+                    if not gold:  # gold items are planned by rate, never named
+                        held[batch_id] = held.get(batch_id, 0) + n
+                    continue
+                open_now[(batch_id, gold)] = open_now.get((batch_id, gold), 0) + n
     rows = []
     for batch in batches:
         n_done = done.get(batch.pk, 0)
@@ -92,6 +102,7 @@ def queue_progress_for_batches(*, verifier: User, batches) -> list[dict]:
                 "status": batch.status,
                 "done": n_done,
                 "skipped": n_skipped,
+                "held_back": held.get(batch.pk, 0) if batch.status != BatchStatus.CLOSED else 0,
                 "assigned": assigned,
                 "percent": round(100 * n_done / assigned) if assigned else 100,
             }
@@ -108,14 +119,18 @@ def recent_judgments_for(*, verifier: User, batch: Batch, limit: int = 10) -> li
 
 
 def skipped_claims_for(*, verifier: User, batch: Batch) -> list[Claim]:
-    """The verifier's skipped items in the batch (not judged since), newest first, to restore."""
+    """The verifier's skipped items in the batch (not judged since), newest first, to restore;
+    each with `item_name` (attribute and question) for the list."""
     judged = Judgment.objects.filter(item_id=OuterRef("item_id"), verifier=verifier)
-    return list(
+    claims = list(
         Claim.objects.filter(verifier=verifier, batch=batch, status=ClaimStatus.SKIPPED)
         .exclude(Exists(judged))
         .select_related("item")
         .order_by("-claimed_at")
     )
+    for claim in claims:
+        claim.item_name = item_name_for(item=claim.item)
+    return claims
 
 
 def _options_as_shown(*, item, display_order: str) -> list[dict]:
@@ -182,6 +197,20 @@ def context_row_for(*, claim: Claim, previous: Judgment | None) -> dict | None:
         return None
     same = previous is not None and previous.item.context_id == item.context_id and previous.item.task == Task.RETROSPECTIVE
     return {"position": row["position"], "total": row["total"], "same_dialogue": same}
+
+
+def item_name_for(*, item) -> str:
+    """How an item is named in the verifier's own lists ("recent answers", "skipped"): its
+    attribute (retrospective only, as on the form) and its question, never an id or hash."""
+    attribute = item.get_attribute_display() if item.task == Task.RETROSPECTIVE and item.attribute else ""
+    kind = attribute or ("Prospective" if item.task == Task.PROSPECTIVE else item.get_task_display())
+    return f"{kind} · {item.question}" if item.question else kind
+
+
+def recent_answers_view_for(*, judgments: list[Judgment]) -> list[dict]:
+    """`recent_judgments_for` as the audit page lists them: each answer with its item's name
+    (the judgments come with their items: no query per row)."""
+    return [{**judgment_view_for(judgment=j), "item_name": item_name_for(item=j.item)} for j in judgments]
 
 
 def judgment_view_for(*, judgment: Judgment) -> dict:

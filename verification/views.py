@@ -52,7 +52,7 @@ def _render_audit(request, batch, *, claim=None, form=None, error=None, notice=N
         "form": form,
         "idempotency_key": (form.data.get("idempotency_key") if form is not None else None) or uuid.uuid4(),
         "progress": selectors.queue_progress_for(verifier=request.user, batch=batch),
-        "recent": [selectors.judgment_view_for(judgment=j) for j in recent],
+        "recent": selectors.recent_answers_view_for(judgments=recent),
         "skipped": selectors.skipped_claims_for(verifier=request.user, batch=batch),
         "skip_reasons": SkipReason.choices,
         "error": error,

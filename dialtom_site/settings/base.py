@@ -37,6 +37,7 @@ SECRET_KEY = env("SECRET_KEY", INSECURE_SECRET_KEY)
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+CSRF_FAILURE_VIEW = "dialtom_site.csrf.csrf_failure"  # the site's styled page, not Django's bare text
 
 INSTALLED_APPS = [
     "django.contrib.admin",

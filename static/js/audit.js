@@ -3,7 +3,7 @@
 // N none is correct, M more than one is correct, Enter submits, S opens the skip reasons
 // (Enter then skips), Backspace undoes the answer just given (opens it to change it) for a
 // few seconds after it was saved, D shows or folds the dialogue again (2nd and later questions
-// about one dialogue). `?` lists them all (studio.js).
+// about one dialogue). `?` lists them all (studio.js). A submit that fails is said, kept and retried.
 (function () {
   "use strict";
   function form() { return document.querySelector("form[data-audit-form]"); }
@@ -67,6 +67,46 @@
     var seconds = Number(offer.dataset.undoSeconds) || 10;
     setTimeout(function () { if (offer.isConnected) offer.remove(); }, seconds * 1000);
   }
+  // A submit that never reached the server (offline) or that it failed to handle (5xx): htmx
+  // swaps nothing, so the answer stays as it was; say so in place and offer to send it again
+  // (the same idempotency key: a retry of an answer that did arrive is not counted twice).
+  // Coming back online retries by itself.
+  var lastSubmitter = null;
+  document.addEventListener("submit", function (event) {
+    if (event.target.matches && event.target.matches("form[data-audit-form]")) lastSubmitter = event.submitter || null;
+  }, true);
+  function failed(event, offline) {
+    var f = event.detail && event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form[data-audit-form]");
+    var box = f && f.querySelector("[data-submit-failed]");
+    if (!box) return;
+    var status = event.detail.xhr ? event.detail.xhr.status : 0;
+    box.textContent = "";
+    var text = document.createElement("span");
+    text.textContent = offline || !status
+      ? "Your answer was not sent: this browser is offline or the server cannot be reached. It is kept here."
+      : "The server could not save your answer (error " + status + "). It is kept here.";
+    var retry = document.createElement("button");
+    retry.type = "button";
+    retry.textContent = "Try again";
+    retry.setAttribute("data-retry", "");
+    retry.addEventListener("click", function () { resend(f); });
+    box.appendChild(text);
+    box.appendChild(retry);
+    box.hidden = false;
+    box.dataset.pending = "1";
+  }
+  function resend(f) {
+    var box = f.querySelector("[data-submit-failed]");
+    if (box) { box.hidden = true; delete box.dataset.pending; }
+    var submitter = lastSubmitter && f.contains(lastSubmitter) ? lastSubmitter : f.querySelector("[data-submit]");
+    f.requestSubmit(submitter || undefined);
+  }
+  document.addEventListener("htmx:sendError", function (event) { failed(event, true); });
+  document.addEventListener("htmx:responseError", function (event) { failed(event, false); });
+  window.addEventListener("online", function () {
+    var box = document.querySelector("form[data-audit-form] [data-submit-failed][data-pending]");
+    if (box) resend(box.closest("form"));
+  });
   // A new item arrived: start it at the top of the page.
   document.addEventListener("htmx:afterSwap", function () { window.scrollTo(0, 0); armUndo(); });
 })();

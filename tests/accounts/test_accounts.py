@@ -100,3 +100,26 @@ def test_staff_exclude_a_verifier_through_the_api_and_command(verifier):
     as_verifier = APIClient()
     as_verifier.force_authenticate(verifier)
     assert as_verifier.post(f"/api/v1/people/{verifier.username}/exclusion/", {"excluded": False}, format="json").status_code == 403
+
+
+def test_a_person_makes_replaces_and_revokes_an_api_token_on_the_profile_page(client, verifier):
+    """Issue 21, item 11: API tokens are made on the profile page, the key shown once."""
+    from rest_framework.authtoken.models import Token
+
+    client.force_login(verifier)
+    page = client.get("/accounts/profile/").content.decode()
+    assert "You have no API token." in page and ">Make a token</button>" in page
+    response = client.post("/accounts/profile/token/", {"action": "make"})
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    first = Token.objects.get(user=verifier).key
+    assert f"data-new-token>{first}<" in response.content.decode()
+    page = client.get("/accounts/profile/").content.decode()
+    assert first not in page and "You have a token" in page  # shown once only
+    client.post("/accounts/profile/token/", {"action": "make"})
+    second = Token.objects.get(user=verifier).key
+    assert second != first  # the old one no longer works
+    api = client.__class__()
+    assert api.get("/api/v1/progress/", HTTP_AUTHORIZATION=f"Token {second}").status_code == 200
+    assert api.get("/api/v1/progress/", HTTP_AUTHORIZATION=f"Token {first}").status_code == 401
+    client.post("/accounts/profile/token/", {"action": "revoke"})
+    assert not Token.objects.filter(user=verifier).exists()

@@ -124,8 +124,13 @@ def test_start_aggregation_creates_a_run_of_every_audited_batch(client, staff, w
 
     ItemFactory(batch=BatchFactory(name="batch-idle"))  # imported, no judgment: not aggregated
     client.force_login(staff)
+    batches = [world.batch_a.id, world.batch_b.id]
+    # the first post asks to confirm the batches ticked, and starts nothing
+    confirm = client.post(reverse("dashboard:aggregation-start"), {"batch": batches})
+    assert confirm.status_code == 200 and "Start an aggregation run?" in confirm.content.decode()
+    assert not AggregationRun.objects.filter(trigger="dashboard").exists()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = client.post(reverse("dashboard:aggregation-start"), follow=False)
+        response = client.post(reverse("dashboard:aggregation-start"), {"batch": batches, "confirm": "yes"}, follow=False)
     assert response.status_code == 302
     run = AggregationRun.objects.order_by("-id").first()
     assert run.trigger == "dashboard" and run.started_by == staff

@@ -1,6 +1,6 @@
 """Every page of each role on the demo data, at 390 px and on the desktop: no horizontal
 page overflow, and axe-core (npm, injected from node_modules) finds no serious or critical
-violation.
+violation, in the light theme and (at the desktop size) in the dark one.
 
 A page added for a role goes into that role's list in `pages_for` (a path, or a function
 of the page that finds one by clicking, as a person would).
@@ -144,6 +144,14 @@ def test_every_page_fits_a_phone_and_passes_axe(role, transactional_db, live_ser
                 problems.append(f"{path} at 390 px: page is {width} px wide")
             for violation in _axe_serious(page, path):
                 problems.append(f"{path} at {size['width']} px: {violation}")
+        # and once more in dark mode (the "auto" theme follows the system's preference; so do
+        # Django's admin and Swagger UI, in their own CSS)
+        page.emulate_media(color_scheme="dark")
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+        for violation in _axe_serious(page, path):
+            problems.append(f"{path} in dark mode: {violation}")
+        page.emulate_media(color_scheme="light")
     assert not problems, "\n".join(problems)
 
 

@@ -69,3 +69,30 @@ def test_typing_that_never_reached_the_server_is_restored_after_a_reload(transac
     page.wait_for_selector("#autosave-status:has-text('Draft saved')", timeout=10_000)
     assert ReferenceDraft.objects.get(worker=worker).texts["desire"] == desire
     assert "1 of 6 inferences written" in page.content()
+
+
+def test_typing_offline_says_it_is_only_in_this_browser_then_saves_when_back_online(transactional_db, live_server, login):
+    """Issue 21, item 10: offline, the status never says "saved" of text the server has not got."""
+    from references.models import ReferenceDraft
+
+    ensure_domains()
+    context = ContextFactory(context_id="mi-s0044-w01", domain=domain("mi"), session_key="mi-s0044", window_index=1, turns=TURNS)
+    worker = CrowdWorkerFactory(username="crowd09")
+    reference_set = services.reference_set_create(name="e2e-offline-status", per_context=3, context_ids=[context.context_id])
+    assignment = services.reference_assignment_claim_next(worker=worker, reference_set_id=reference_set.pk)
+    belief = "He believes the doctor is exaggerating."
+
+    page = login(worker)
+    page.goto(f"{live_server.url}/annotate/work/{assignment.pk}/")
+    page.context.set_offline(True)
+    page.locator("#id_belief").press_sequentially(belief)
+    status = page.locator("#autosave-status")
+    page.wait_for_selector("#autosave-status [data-local-only]", timeout=10_000)
+    page.wait_for_timeout(1500)  # the debounced save has failed by now: still no "saved" on the server
+    assert "Saved in this browser — not yet on the server" in status.inner_text()
+    assert "Draft saved" not in status.inner_text()
+    assert not ReferenceDraft.objects.filter(worker=worker).exists()
+
+    page.context.set_offline(False)  # back online: the text goes to the server by itself
+    page.wait_for_selector("#autosave-status:has-text('Draft saved')", timeout=10_000)
+    assert ReferenceDraft.objects.get(worker=worker).texts["belief"] == belief

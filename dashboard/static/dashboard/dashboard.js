@@ -57,14 +57,15 @@
       const low = Math.max(-1, Math.min(0, Math.floor(Math.min(...values, 0) * 10) / 10));
       const datasets = [
         { label: "AC1 (whiskers: 95 % CI)", data: a.map(r => r.ac1), backgroundColor: a.map(r => r.flagged ? "#8f5500" : "#2454d6"),
-          ci: a.map(r => [r.ac1_ci_low, r.ac1_ci_high]) },
+          ci: a.map(r => r.too_few ? null : [r.ac1_ci_low, r.ac1_ci_high]) },
         { label: "Kappa", data: a.map(r => r.kappa), backgroundColor: "#94a3b8" },
         { label: "Alpha", data: a.map(r => r.alpha), backgroundColor: "#cbd5e1" },
       ];
       if (!Number.isNaN(threshold)) datasets.push({
         label: "Threshold " + threshold, type: "line", data: a.map(() => threshold), borderColor: "#a33327",
         borderDash: [6, 4], borderWidth: 2, pointRadius: 0, fill: false });
-      draw("chart-ac1", { type: "bar", data: { labels: a.map(r => r.batch), datasets: datasets },
+      // an AC1 from too few items gets no whisker (a width-0 interval would look certain), and says so
+      draw("chart-ac1", { type: "bar", data: { labels: a.map(r => r.too_few ? r.batch + " (n too small)" : r.batch), datasets: datasets },
         options: { scales: { y: { min: low, max: 1 } } }, plugins: [ciWhiskers] });
     }
     const r = data("data-retention");

@@ -36,6 +36,31 @@
     try { localStorage.setItem(key, JSON.stringify({ts: Number(stamp.value), texts: texts})); } catch (e) {}
   }
   form.addEventListener("input", keep);
+  // Offline, an edit is kept in this browser only: the status says so, never "saved", and
+  // the text goes to the server as soon as the browser is back online.
+  var LOCAL_ONLY = "Saved in this browser — not yet on the server. It is sent when you are back online.";
+  function localOnly(why) {
+    var status = document.getElementById("autosave-status");
+    if (!status) return;
+    status.textContent = "";
+    var note = document.createElement("span");
+    note.className = "error";
+    note.setAttribute("data-local-only", "");
+    note.textContent = (why ? why + " " : "") + LOCAL_ONLY;
+    status.appendChild(note);
+  }
+  form.addEventListener("input", function () { if (navigator.onLine === false) localOnly("Offline."); });
+  function fromAutosave(event) {
+    var elt = event.detail && event.detail.elt;
+    return elt && form.contains(elt) && elt.tagName === "TEXTAREA";
+  }
+  document.addEventListener("htmx:sendError", function (event) { if (fromAutosave(event)) localOnly("The server cannot be reached."); });
+  document.addEventListener("htmx:responseError", function (event) {
+    if (fromAutosave(event)) localOnly("The server could not save it (error " + event.detail.xhr.status + ").");
+  });
+  window.addEventListener("online", function () {
+    if (document.querySelector("#autosave-status [data-local-only]") && fields.length) htmx.trigger(fields[0], "change");
+  });
   function restore() {  // on load: htmx (deferred) has set up the fields by then
     try {
       var kept = JSON.parse(localStorage.getItem(key) || "null");
