@@ -13,9 +13,11 @@ flight, a Redis outage killed the worker about one time in three:
    'hostname'`. An AttributeError is not a connection error, so nothing catches it:
    "Unrecoverable error", the worker exits.
 
-No setting avoids this path (`broker_connection_retry`, `broker_connection_max_retries`,
-`worker_cancel_long_running_tasks_on_connection_loss`, disabling remote control: all tried
-in tests/reliability/test_broker_outage_worker.py). So a channel whose connection is gone
+No setting avoids this path: the retry settings (`broker_connection_retry`,
+`broker_connection_max_retries`) govern the reconnection that the crash prevents from
+starting; `worker_cancel_long_running_tasks_on_connection_loss` acts after it; with remote
+control off (`worker_enable_remote_control=False`) the worker still died in the first round
+of tests/reliability/test_broker_outage_worker.py. So a channel whose connection is gone
 says so with the transport's own connection error, which every close path already ignores.
 Nothing is lost by not restoring there: the Redis transport keeps unacknowledged messages in
 Redis itself, and they come back after the visibility timeout (CELERY_BROKER_TRANSPORT_OPTIONS).
