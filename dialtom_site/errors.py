@@ -33,6 +33,9 @@ OUTAGE_DETAIL = {
 }
 
 
+OUTAGE_PAGE_TEXT = "The studio is unavailable for a moment. Reload the page in a few seconds."
+
+
 def is_api(request: HttpRequest) -> bool:
     return request.path_info.startswith(API_PREFIX)
 
@@ -71,7 +74,11 @@ def outage_response(request: HttpRequest, kind: str) -> HttpResponse:
     logger.warning("%s outage: 503 for %s %s", kind, request.method, request.path, exc_info=True)
     if is_api(request):
         return api_error(503, OUTAGE_DETAIL[kind], Retry_After=retry_after)
-    response = HttpResponse(render_to_string("503.html"), status=503)
+    try:
+        page = render_to_string("503.html")
+    except Exception:  # noqa: BLE001 - an outage page must not fail in turn (a missing static manifest, ...)
+        page = f"<!doctype html><title>503</title><h1>{OUTAGE_PAGE_TEXT}</h1>"
+    response = HttpResponse(page, status=503)
     response["Retry-After"] = retry_after
     return response
 
