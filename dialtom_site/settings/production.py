@@ -28,7 +28,7 @@ if (
     or "replace" in SECRET_KEY.lower()
 ):
     raise ImproperlyConfigured(
-        "SECRET_KEY must be set to a real secret in production (50+ random characters, not the default"
+        "SECRET_KEY must be set to a real secret in production (50+ characters, random, not the default"
         + (f"; this one has {_secret_weakness}" if _secret_weakness else "")
         + "). Generate one: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
     )
@@ -39,7 +39,7 @@ DIALTOM_SHUFFLE_SECRET = env("DIALTOM_SHUFFLE_SECRET", "")
 _shuffle_weakness = secret_weakness(DIALTOM_SHUFFLE_SECRET, min_length=32, min_bits=90)
 if _shuffle_weakness or DIALTOM_SHUFFLE_SECRET == SECRET_KEY:
     raise ImproperlyConfigured(
-        "DIALTOM_SHUFFLE_SECRET must be set in production (32+ random characters, not the SECRET_KEY"
+        "DIALTOM_SHUFFLE_SECRET must be set in production (32+ characters, random, not the SECRET_KEY"
         + (f"; this one has {_shuffle_weakness}" if _shuffle_weakness else "")
         + "). Generate one: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
     )
