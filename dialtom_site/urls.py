@@ -29,3 +29,9 @@ urlpatterns = [
     path("api/v1/", include("review.api_urls")),
     path("", include("studies.urls")),
 ]
+
+# JSON under /api/, the studio's pages elsewhere; outages are 503s (dialtom_site/errors.py).
+handler400 = "dialtom_site.errors.bad_request"
+handler403 = "dialtom_site.errors.permission_denied"
+handler404 = "dialtom_site.errors.page_not_found"
+handler500 = "dialtom_site.errors.server_error"

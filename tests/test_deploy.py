@@ -23,6 +23,15 @@ def test_compose_runs_web_worker_beat_postgres_and_redis():
         assert services[name]["depends_on"]["db"]["condition"] == "service_healthy"
 
 
+def test_compose_restarts_a_worker_or_beat_that_dies():
+    """Issue 20, break 3: a worker that exited on a Redis outage stayed down until a person
+    restarted it. The worker now rides the outage out (tests/reliability/
+    test_broker_outage_worker.py); should it die anyway, Docker starts it again."""
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    for name in ("web", "worker", "beat", "db", "redis"):
+        assert services[name].get("restart") in ("unless-stopped", "always"), name
+
+
 def test_dockerfile_installs_from_the_pinned_files_that_exist():
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "requirements/base.txt -c requirements/constraints.txt" in dockerfile

@@ -17,7 +17,7 @@ def _load_production(monkeypatch, **env):
     return importlib.import_module("dialtom_site.settings.production")
 
 
-GOOD_SECRET = "k" * 20 + "A7x!q" + "z" * 30
+GOOD_SECRET = "k3Vq-9ZpR_t7LmW2xYc8Nb4Hs6Df1Gj0Ka5Qe-Uo7Ti3Pr9Ew2Az"  # 50+ characters, ~260 estimated bits
 
 
 def test_production_refuses_debug(monkeypatch):
@@ -69,3 +69,62 @@ def test_production_redelivers_a_dead_workers_task_within_the_configured_timeout
         monkeypatch, SECRET_KEY=GOOD_SECRET, ALLOWED_HOSTS="studio.example.org", CELERY_VISIBILITY_TIMEOUT="600"
     )
     assert prod.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] == 600
+
+
+@pytest.mark.parametrize("secret, why", [
+    ("abcde" * 11, "distinct characters"),  # issue 20, break 6: 55 characters, 5 of them
+    ("Zq8vN3kLw0" * 6, "bits of entropy"),  # 60 characters, 10 distinct, one block repeated
+    ("k" * 20 + "A7x!q" + "z" * 30, "distinct characters"),
+])
+def test_production_refuses_a_long_but_guessable_secret_key(monkeypatch, secret, why):
+    with pytest.raises(ImproperlyConfigured, match=f"SECRET_KEY.*{why}"):
+        _load_production(monkeypatch, SECRET_KEY=secret, ALLOWED_HOSTS="studio.example.org")
+
+
+@pytest.mark.parametrize("secret, why", [
+    ("a" * 38, "distinct characters"),  # issue 20, break 6
+    ("0123456789" * 4, "bits of entropy"),
+])
+def test_production_refuses_a_guessable_shuffle_secret(monkeypatch, secret, why):
+    with pytest.raises(ImproperlyConfigured, match=f"DIALTOM_SHUFFLE_SECRET.*{why}"):
+        _load_production(monkeypatch, SECRET_KEY=GOOD_SECRET, ALLOWED_HOSTS="studio.example.org",
+                         DIALTOM_SHUFFLE_SECRET=secret)
+
+
+def test_generated_secrets_pass():
+    import secrets
+
+    from django.core.management.utils import get_random_secret_key
+
+    from dialtom_site.secret_strength import secret_weakness
+
+    for _ in range(200):
+        assert secret_weakness(get_random_secret_key(), min_length=50, min_bits=128) is None
+        assert secret_weakness(secrets.token_urlsafe(50), min_length=50, min_bits=128) is None
+        assert secret_weakness(secrets.token_urlsafe(32), min_length=32, min_bits=90) is None
+        assert secret_weakness(secrets.token_hex(16), min_length=32, min_bits=90) is None
+
+
+@pytest.mark.parametrize("module", ["base", "local", "test", "production"])
+@pytest.mark.parametrize("value", ["exlude", "Excluded", "yes", ""])
+def test_every_settings_module_refuses_an_unknown_exposed_judgments_value(module, value):
+    """Issue 20, break 6: a typo of "exclude" silently kept exposed judgments in the fit."""
+    import subprocess
+
+    from tests.reliability.helpers import GOOD_SECRET as PROD_SECRET, ROOT
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": f"dialtom_site.settings.{module}", "DIALTOM_EXPOSED_JUDGMENTS": value,
+           "SECRET_KEY": PROD_SECRET, "DIALTOM_SHUFFLE_SECRET": "prod-like-shuffle-secret-Vb7Qm2Xw9Lk4Rt",
+           "ALLOWED_HOSTS": "studio.example.org"}
+    env.pop("DEBUG", None)
+    done = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "DIALTOM_EXPOSED_JUDGMENTS" in done.stderr and "exclude, include" in done.stderr
+
+
+@pytest.mark.parametrize("value, expected", [("exclude", "exclude"), ("include", "include"), (" Include ", "include")])
+def test_the_known_exposed_judgments_values_start(monkeypatch, value, expected):
+    monkeypatch.setenv("DIALTOM_EXPOSED_JUDGMENTS", value)
+    monkeypatch.delitem(sys.modules, "dialtom_site.settings.base")  # re-read the environment; restored after
+    prod = _load_production(monkeypatch, SECRET_KEY=GOOD_SECRET, ALLOWED_HOSTS="studio.example.org")
+    assert prod.DIALTOM_EXPOSED_JUDGMENTS == expected

@@ -28,6 +28,14 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use 1/0, true/false)")
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """A value out of `choices`; anything else (a typo included) refuses to start."""
+    value = os.environ.get(name, default).strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}")
+    return value
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
@@ -64,6 +72,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # outermost: JSON for every /api/ error, 503 + Retry-After for outages (dialtom_site/errors.py)
+    "dialtom_site.middleware.ApiErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "dialtom_site.middleware.SecurityHeadersMiddleware",
     "dialtom_site.middleware.HostileInputMiddleware",
@@ -91,6 +101,10 @@ SECURITY_EXTRA_HEADERS = {
 }
 
 ROOT_URLCONF = "dialtom_site.urls"
+# A failed CSRF check answers JSON under /api/ (dialtom_site/errors.py), the usual page elsewhere.
+CSRF_FAILURE_VIEW = "dialtom_site.errors.csrf_failure"
+# What a 503 (database or broker outage) tells the client to wait before retrying, in seconds.
+DIALTOM_RETRY_AFTER_SECONDS = int(env("DIALTOM_RETRY_AFTER_SECONDS", "5"))
 WSGI_APPLICATION = "dialtom_site.wsgi.application"
 
 TEMPLATES = [
@@ -179,6 +193,14 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", "dialtom")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker rides out a broker outage of any length: it keeps reconnecting (Celery's default
+# gives up after 100 attempts and exits), and keeps a late-acknowledged task running rather
+# than cancelling it (every task is safe to run twice, so a redelivery costs work, not data).
+# kombu's restore-on-close bug that still ended it is fixed in dialtom_site/broker_fixes.py;
+# docker-compose restarts a worker or beat that dies anyway (restart: unless-stopped).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # With acks_late, a task whose worker died (OOM, SIGKILL, a lost host) goes back to the
 # queue after this many seconds; kombu's default for Redis is an hour. It must stay above
 # the longest task (a full release build or aggregation takes a minute or two), or a
@@ -236,6 +258,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Verification queue, aggregation and releases of the DialToM benchmark.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/schema/ and /api/docs/ are for logged-in people and token holders only: the schema
+    # maps every endpoint and field an attacker could aim at (issue 20, break 6).
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # /api/docs/ works offline: Swagger UI from the npm package (STATICFILES_DIRS), no CDN, as
     # the CSP's script-src 'self' requires (and its init script is a separate request).
     "SWAGGER_UI_DIST": "/" + STATIC_URL.strip("/") + "/vendor/swagger-ui",
@@ -261,8 +286,10 @@ DIALTOM_SEED = int(env("DIALTOM_SEED", "7"))
 DIALTOM_SHUFFLE_SECRET = env("DIALTOM_SHUFFLE_SECRET", "")
 # Judgments whose verifier had already seen a related item of the context (the queue's
 # least-exposure fallback, recorded on Judgment.exposed): "exclude" drops them from the
-# Dawid–Skene fit, "include" keeps them.
-DIALTOM_EXPOSED_JUDGMENTS = env("DIALTOM_EXPOSED_JUDGMENTS", "exclude")
+# Dawid–Skene fit, "include" keeps them. Any other value (a typo of "exclude" silently kept
+# them) refuses to start, in every settings module (they all build on this one).
+EXPOSED_JUDGMENTS_CHOICES = ("exclude", "include")
+DIALTOM_EXPOSED_JUDGMENTS = env_choice("DIALTOM_EXPOSED_JUDGMENTS", "exclude", EXPOSED_JUDGMENTS_CHOICES)
 # Verification queue defaults (a batch may override them).
 DIALTOM_DEFAULT_OVERLAP = int(env("DIALTOM_DEFAULT_OVERLAP", "3"))
 DIALTOM_LEASE_MINUTES = int(env("DIALTOM_LEASE_MINUTES", "20"))

@@ -1,4 +1,4 @@
-"""Production: refuses to start insecure (DEBUG on, default or short secret, no hosts).
+"""Production: refuses to start insecure (DEBUG on, a default, short or low-entropy secret, no hosts).
 
 Everything `manage.py check --deploy` asks for is on (tests/security/test_deploy.py runs
 it in a subprocess and fails on any warning), plus a few headers Django does not set by
@@ -9,6 +9,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from dialtom_site.secret_strength import secret_weakness
+
 from .base import *  # noqa: F401,F403
 from .base import BASE_DIR, DATABASES, INSECURE_SECRET_KEY, env, env_bool, env_list
 
@@ -17,25 +19,29 @@ if DEBUG:
     raise ImproperlyConfigured("DEBUG must be off in production (unset DEBUG or set DEBUG=0).")
 
 SECRET_KEY = env("SECRET_KEY", "")
-_weak_secret = (
-    not SECRET_KEY
+# Length is not strength: "abcde" × 11 passed a length check (dialtom_site/secret_strength.py).
+_secret_weakness = secret_weakness(SECRET_KEY, min_length=50, min_bits=128)
+if (
+    _secret_weakness
     or SECRET_KEY == INSECURE_SECRET_KEY
     or SECRET_KEY.startswith("django-insecure")
     or "replace" in SECRET_KEY.lower()
-    or len(SECRET_KEY) < 50
-    or len(set(SECRET_KEY)) < 5
-)
-if _weak_secret:
+):
     raise ImproperlyConfigured(
-        "SECRET_KEY must be set to a real secret in production (50+ characters, not the default)."
+        "SECRET_KEY must be set to a real secret in production (50+ characters, random, not the default"
+        + (f"; this one has {_secret_weakness}" if _secret_weakness else "")
+        + "). Generate one: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
     )
 
 # The queue's display orders are drawn from this secret (a verifier who knew it could undo
 # the option shuffle): its own value, not the public seed nor a copy of SECRET_KEY.
 DIALTOM_SHUFFLE_SECRET = env("DIALTOM_SHUFFLE_SECRET", "")
-if len(DIALTOM_SHUFFLE_SECRET) < 32 or DIALTOM_SHUFFLE_SECRET == SECRET_KEY:
+_shuffle_weakness = secret_weakness(DIALTOM_SHUFFLE_SECRET, min_length=32, min_bits=90)
+if _shuffle_weakness or DIALTOM_SHUFFLE_SECRET == SECRET_KEY:
     raise ImproperlyConfigured(
-        "DIALTOM_SHUFFLE_SECRET must be set in production (32+ characters, not the SECRET_KEY)."
+        "DIALTOM_SHUFFLE_SECRET must be set in production (32+ characters, random, not the SECRET_KEY"
+        + (f"; this one has {_shuffle_weakness}" if _shuffle_weakness else "")
+        + "). Generate one: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
     )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")

@@ -49,6 +49,21 @@ class SpareRedis:
             except redis.ConnectionError:
                 return
 
+    def kill(self):
+        """SIGKILL, as a crashed or OOM-killed Redis: no goodbye to its clients."""
+        import os
+        import signal
+
+        pidfile = f"/tmp/dialtom-wt8-redis-{self.port}.pid"
+        try:
+            with open(pidfile) as f:
+                os.kill(int(f.read().strip()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.up:
+            time.sleep(0.05)
+
     @property
     def up(self) -> bool:
         try:

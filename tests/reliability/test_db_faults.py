@@ -30,6 +30,8 @@ def _call(port: int, method: str, path: str, token: str, body: dict | None = Non
     response = conn.getresponse()
     data = response.read()
     conn.close()
+    if response.status == 503:
+        assert int(response.getheader("Retry-After")) > 0 and response.getheader("Content-Type") == "application/json"
     return response.status, (json.loads(data) if data and response.getheader("Content-Type", "").startswith("application/json") else None)
 
 
@@ -80,7 +82,9 @@ def test_the_app_survives_postgresql_dropping_its_connections():
 
 def test_without_health_checks_the_first_request_after_the_drop_fails():
     """Negative control: the same fault, health checks off: the first request fails, the
-    ones after recover (Django closes the broken connection at the end of the request)."""
+    ones after recover (Django closes the broken connection at the end of the request).
+    It fails as a JSON 503 with Retry-After, not an HTML 500 (issue 20, break 5): a client
+    that retries 503s stores its answer on the retry."""
     statuses = _run("tests.reliability.settings_no_health_checks")
-    assert statuses == [200, 200, 500, 201, 200, 200], statuses
+    assert statuses == [200, 200, 503, 201, 200, 200], statuses
     assert Judgment.objects.filter(batch__name="pg-fault").count() == 1

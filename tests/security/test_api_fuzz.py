@@ -36,20 +36,23 @@ def wsgi_app(world):
 _SCHEMAS: dict[str, list] = {}
 
 
-def _operations(app):
-    """The schema's operations (generated once per URLconf: drf-spectacular takes seconds)."""
+def _operations(app, token: str):
+    """The schema's operations (generated once per URLconf: drf-spectacular takes seconds).
+    The schema is for authenticated clients only (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"])."""
     from django.conf import settings as django_settings
 
     key = str(django_settings.ROOT_URLCONF)
     if key not in _SCHEMAS:
-        schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", app)
+        schema = schemathesis.openapi.from_wsgi(
+            "/api/schema/?format=json", app, headers={"Authorization": f"Token {token}"}
+        )
         _SCHEMAS[key] = [result.ok() for result in schema.get_all_operations()]
     return _SCHEMAS[key]
 
 
 def _fuzz(app, token: str, only: str | None = None, seconds: float = SECONDS) -> tuple[int, int, list[str]]:
     """Valid requests to every operation first, then invalid ones, until the time is up."""
-    ops = [op for op in _operations(app) if only is None or op.path == only]
+    ops = [op for op in _operations(app, token) if only is None or op.path == only]
     per_op = max(2, min(10, TOTAL_BUDGET // max(1, 2 * len(ops))))
     deadline = time.monotonic() + seconds
     failures: list[str] = []

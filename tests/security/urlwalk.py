@@ -22,9 +22,9 @@ STAFF_ONLY = re.compile(
     r"/batches/[^/]+/(pause|close|open|assign|status)|people|pools?/|gold",
     re.I,
 )
-# What anonymous visitors may see (200): the login page, the OpenAPI schema and its docs
-# (they describe the API's shape, hold no data, and every endpoint they list needs a token).
-PUBLIC_NAMES = {"login", "api-schema", "api-docs", "password_reset", "password_reset_done"}
+# What anonymous visitors may see (200): the login page and the password reset pages. The
+# OpenAPI schema and its docs need a login or a token since issue 20 (break 6).
+PUBLIC_NAMES = {"login", "password_reset", "password_reset_done"}
 
 
 @dataclass(frozen=True)
