@@ -128,6 +128,6 @@ def server_error(request: HttpRequest, template_name: str = "500.html") -> HttpR
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     if is_api(request):
         return json_for(403, f"CSRF check failed: {reason}" if reason else "CSRF check failed.")
-    from django.views.csrf import csrf_failure as django_csrf_failure
+    from django.shortcuts import render
 
-    return django_csrf_failure(request, reason=reason)
+    return render(request, "403_csrf.html", {"reason": reason}, status=403)  # styled, saying how to go on

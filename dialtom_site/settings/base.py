@@ -45,7 +45,6 @@ SECRET_KEY = env("SECRET_KEY", INSECURE_SECRET_KEY)
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
-CSRF_FAILURE_VIEW = "dialtom_site.csrf.csrf_failure"  # the site's styled page, not Django's bare text
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -102,7 +101,7 @@ SECURITY_EXTRA_HEADERS = {
 
 ROOT_URLCONF = "dialtom_site.urls"
 # A failed CSRF check answers JSON under /api/ (dialtom_site/errors.py), the usual page elsewhere.
-CSRF_FAILURE_VIEW = "dialtom_site.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "dialtom_site.errors.csrf_failure"  # JSON on /api/, the styled page elsewhere
 # What a 503 (database or broker outage) tells the client to wait before retrying, in seconds.
 DIALTOM_RETRY_AFTER_SECONDS = int(env("DIALTOM_RETRY_AFTER_SECONDS", "5"))
 WSGI_APPLICATION = "dialtom_site.wsgi.application"
