@@ -26,4 +26,5 @@ urlpatterns = [
          name="api-docs"),
     path("annotate/", include("references.urls")),
     path("api/v1/", include("references.api")),
+    path("", include("report.urls")),
 ]
