@@ -439,13 +439,20 @@ def budgets(*, batch_ids: list[int], tally: Tally, model: VerifierModel, pay: fl
     from django.db.models import Count, Max, Min, Q
 
     from aggregation.selectors import current_batch_results
-    from annotation.models import Batch
+    from annotation.models import Batch, Item
 
-    rows = (Batch.objects.filter(pk__in=batch_ids).order_by("name")
-            .annotate(n_items=Count("items", filter=Q(items__is_gold=False), distinct=True),
-                      n_retro=Count("items", filter=Q(items__task="retrospective", items__is_gold=False), distinct=True),
-                      n_judgments=Count("judgments", distinct=True),
-                      first=Min("judgments__created_at"), last=Max("judgments__created_at")))
+    from verification.models import Judgment
+
+    items = {row["batch_id"]: row for row in Item.objects.filter(batch_id__in=batch_ids, is_gold=False).values("batch_id")
+             .annotate(n=Count("id"), retro=Count("id", filter=Q(task="retrospective"))).order_by()}
+    judged = {row["batch_id"]: row for row in Judgment.objects.filter(batch_id__in=batch_ids).values("batch_id")
+              .annotate(n=Count("id"), first=Min("created_at"), last=Max("created_at")).order_by()}
+    rows = []
+    for b in Batch.objects.filter(pk__in=batch_ids).order_by("name"):
+        i, j = items.get(b.pk, {}), judged.get(b.pk, {})
+        b.n_items, b.n_retro = i.get("n", 0), i.get("retro", 0)
+        b.n_judgments, b.first, b.last = j.get("n", 0), j.get("first"), j.get("last")
+        rows.append(b)
     results = {r.batch_id: r for r in current_batch_results().filter(batch_id__in=batch_ids)}
     rate = len(tally.acknowledged) / verification_seconds if verification_seconds else None
     per_batch, totals = [], {policy: [0, 0.0], "k3": [0, 0.0], "k5": [0, 0.0]}

@@ -22,6 +22,7 @@ def test_verifier_model_defaults_are_documented_and_give_mean_times():
     assert VerifierModel.load(verifiers=5).verifiers == 5
 
 
+@pytest.mark.timeout(900)  # minutes on 2 shared cores: servers start, several adaptive rounds, a release
 @pytest.mark.django_db(transaction=True)
 def test_a_scaled_rehearsal_finishes_with_its_budget(tmp_path, capsys):
     make_pool(tmp_path / "pool", SAMPLE, 0.005)
