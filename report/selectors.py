@@ -23,6 +23,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 from django.conf import settings
+from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
@@ -88,14 +89,16 @@ def _aggregation_run_link(run_id: int) -> str:
 
 
 def judgments_frame(*, batch_ids) -> pd.DataFrame:
-    """The judgments the aggregation of these batches reads, on benchmark (non-gold) items."""
+    """The judgments the aggregation of these batches reads, on benchmark (non-gold) items,
+    counted in SQL: one row per (item, label) with `n` judgments, not one per judgment."""
     rows = (
         usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
-        .order_by()
         .values_list("item_id", "label", "item__batch_id", "item__task", "item__context__domain_id",
                      "item__attribute", "item__variant")
+        .annotate(n=Count("id"))
+        .order_by()
     )
-    frame = pd.DataFrame.from_records(list(rows), columns=JUDGMENT_COLUMNS)
+    frame = pd.DataFrame.from_records(list(rows), columns=[*JUDGMENT_COLUMNS, "n"])
     return frame.sort_values(["item", "label"], kind="mergesort").reset_index(drop=True)
 
 
@@ -107,7 +110,7 @@ def group_counts(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     cols = pd.Categorical(frame["label"], categories=categories).codes
     keep = cols >= 0
     counts = np.zeros((len(subjects), len(categories)))
-    np.add.at(counts, (rows[keep], cols[keep]), 1.0)
+    np.add.at(counts, (rows[keep], cols[keep]), frame["n"].to_numpy(dtype=float)[keep])
     return counts, categories
 
 
@@ -136,7 +139,7 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
     cells = release_selectors.retention_cells(pairs=pairs)
     frame = judgments_frame(batch_ids=pairs)
     names = dict(Batch.objects.filter(pk__in=list(pairs)).values_list("id", "name"))
-    section: dict = {"judgments": int(len(frame)), "batches": []}
+    section: dict = {"judgments": int(frame["n"].sum()) if len(frame) else 0, "batches": []}
     for result in release_selectors.current_batch_results(pairs=pairs):
         section["batches"].append({
             "batch": result.batch.name, "run": result.run_id, "items": result.items, "retained": result.retained,
@@ -165,7 +168,7 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
                 for batch_id, part in group.groupby("batch", sort=True):
                     per_batch[names.get(batch_id, str(batch_id))] = gwet_ac1(group_counts(part)[0]).value
                 row.update(
-                    judgments=int(len(group)), ac1=summary["ac1"], ac1_se=summary["ac1_se"], ac1_ci=summary["ac1_ci"],
+                    judgments=int(group["n"].sum()), ac1=summary["ac1"], ac1_se=summary["ac1_se"], ac1_ci=summary["ac1_ci"],
                     kappa=summary["kappa"], alpha=summary["alpha"], categories=categories,
                     ac1_batches=_batch_range(per_batch),
                 )
