@@ -28,6 +28,7 @@ urlpatterns = [
     path("api/v1/", include("references.api")),
     path("api/v1/", include("review.api_urls")),
     path("", include("studies.urls")),
+    path("", include("report.urls")),
 ]
 
 # JSON under /api/, the studio's pages elsewhere; outages are 503s (dialtom_site/errors.py).

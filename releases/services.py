@@ -180,6 +180,15 @@ def _references_rows():
     return references_export_rows()
 
 
+def _report_files(*, directory: Path, release: Release, pairs: dict[int, int]) -> dict[str, int]:
+    """report.json and report.tex, the study report frozen with the release (the report app)."""
+    try:
+        from report.services import report_files_write  # noqa: PLC0415
+    except ImportError:
+        return {}
+    return report_files_write(directory=directory, release=release, pairs=pairs)
+
+
 def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int, int]]:
     """Writes every file of a release and its manifest into `directory`; returns the manifest
     and the (batch → run) pairs of the results it was made from."""
@@ -230,6 +239,10 @@ def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int
                 n_references += 1
         file_names.append("references.jsonl")
         rows["references.jsonl"] = n_references
+
+    report_rows = _report_files(directory=directory, release=release, pairs=pairs)
+    file_names += list(report_rows)
+    rows.update(report_rows)
 
     runs = selectors.runs_for(run_ids=pairs.values())
     warnings = selectors.release_warnings(pairs=pairs)

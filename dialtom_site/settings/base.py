@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "scoring",
     "review",
     "studies",
+    "report",
 ]
 
 MIDDLEWARE = [
@@ -312,6 +313,8 @@ DIALTOM_OVERLAP_REFRESH_SECONDS = float(env("DIALTOM_OVERLAP_REFRESH_SECONDS", "
 # Dashboard: flag batches whose AC1 is below this; verifier outliers (median seconds per item
 # under FAST_SECONDS, or one letter above LETTER_BIAS of their A–D answers, from 20 judgments on).
 DIALTOM_AC1_FLAG_THRESHOLD = float(env("DIALTOM_AC1_FLAG_THRESHOLD", "0.6"))
+# The study report's BERTScore column: a local Hugging Face encoder directory (nothing is downloaded).
+DIALTOM_BERTSCORE_MODEL_DIR = env("DIALTOM_BERTSCORE_MODEL_DIR", "")
 DIALTOM_FAST_SECONDS = float(env("DIALTOM_FAST_SECONDS", "5"))
 DIALTOM_LETTER_BIAS = float(env("DIALTOM_LETTER_BIAS", "0.6"))
 # Login throttling: failures per username+IP within the window before refusing.

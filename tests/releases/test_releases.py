@@ -115,7 +115,8 @@ def test_make_release_json(world, release_root, capsys):
     assert jsonl["path"] == str(release_root / "2026.1" / "items.jsonl")
     assert jsonl["sha256"] == hashlib.sha256(open(jsonl["path"], "rb").read()).hexdigest()
     assert set(result["files"]) == {
-        "items.jsonl", "items.csv", "items.parquet", "results.csv", "judgments.csv", "references.jsonl", "manifest.json"
+        "items.jsonl", "items.csv", "items.parquet", "results.csv", "judgments.csv", "references.jsonl", "manifest.json",
+        "report.json", "report.tex",
     }
     with pytest.raises(CommandError, match="--version"):
         call_command("make_release", "--version", "2026.1")

@@ -1,0 +1,47 @@
+"""The rehearsal, scaled down, end to end: the authors' pool shape through the HTTP API against
+gunicorn + PostgreSQL + a Celery worker, a release, a baseline, the study report, a budget.
+
+transaction=True: the servers are other processes and must see the rows.
+"""
+import json
+
+import pytest
+from django.core.management import call_command
+
+from bench.dialtom_pool import SAMPLE, make_pool
+from report.rehearsal import VerifierModel
+
+pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason=f"the authors' sample {SAMPLE} is not here")
+
+
+def test_verifier_model_defaults_are_documented_and_give_mean_times():
+    model = VerifierModel.load()
+    assert model.verifiers == 36 and model.accuracy["retrospective"][0] > 0.9
+    # log-normal mean = median · exp(σ²/2), times the mean speed factor
+    assert model.mean_seconds("retrospective") == pytest.approx(40 * 2.718281828 ** (0.45 ** 2 / 2) * 1.05, rel=1e-6)
+    assert VerifierModel.load(verifiers=5).verifiers == 5
+
+
+@pytest.mark.timeout(900)  # minutes on 2 shared cores: servers start, several adaptive rounds, a release
+@pytest.mark.django_db(transaction=True)
+def test_a_scaled_rehearsal_finishes_with_its_budget(tmp_path, capsys):
+    make_pool(tmp_path / "pool", SAMPLE, 0.005)
+    out = tmp_path / "rehearsal.json"
+    call_command("rehearse", str(tmp_path / "pool"), "--verifiers", "36", "--pay-per-item", "0.2",
+                 "--dashboard-every", "2", "--timeout", "600", "--out", str(out))
+    result = json.loads(out.read_text())
+    invariants = result["invariants"]
+    assert invariants["violations"] == [] and invariants["errors"] == 0 and invariants["over_k"] == 0
+    assert invariants["acknowledged"] == invariants["stored"] > 0
+    budget = result["budget"]
+    adaptive, k3, k5 = budget["adaptive_k2_5"], budget["k3"], budget["k5"]
+    assert adaptive["judgments"] == invariants["stored"] and not adaptive["projected"] and k3["projected"]
+    assert k5["judgments"] == 5 * result["items"] and k3["judgments"] == 3 * result["items"]
+    assert adaptive["cost"] == pytest.approx(0.2 * adaptive["judgments"]) and adaptive["verifier_hours"] > 0
+    assert sum(b["adaptive_k2_5"]["judgments"] for b in result["per_batch"]) == adaptive["judgments"]
+    assert len(result["per_batch"]) == result["batches"] and all(b["ac1"] is not None for b in result["per_batch"])
+    assert result["dashboard"]["n"] >= 1 and set(result["dashboard"]["statuses"]) == {"200"}
+    assert result["baseline"]["overall"]["n"] > 0
+    assert {row["task"] for row in result["report"]["by_task"]} == {"retrospective", "prospective"}
+    printed = capsys.readouterr().out
+    assert "k5 (projected)" in printed and "errors / over k / acked / stored | 0 / 0 /" in printed
