@@ -88,7 +88,7 @@ def pages_for(role):
                   "/leaderboard/", "/leaderboard/compare/", _linked("/leaderboard/", "#leaderboard a[href^='/leaderboard/']"),
                   "/accounts/profile/", "/admin/",
                   "/admin/annotation/batch/", "/api/docs/", "/review/flags/", "/review/items/", _item_page,
-                  "/review/verifiers/", "/leaderboard/upload/", "/releases/", "/releases/v1/",
+                  "/review/verifiers/", "/leaderboard/upload/", "/releases/", "/releases/v1/", "/report/", "/studies/",
                   _linked("/dashboard/", "a.guideline-link")],
         "reader": ["/", "/releases/v1/", "/leaderboard/", _linked("/leaderboard/", "#leaderboard a[href^='/leaderboard/']"),
                    "/leaderboard/upload/", "/accounts/profile/"],
