@@ -4,6 +4,7 @@ import statistics
 from io import StringIO
 
 from django.core.management import call_command
+from django.db.models import F
 from django.urls import reverse
 
 from accounts.models import User
@@ -12,7 +13,7 @@ from annotation.models import Batch, Item
 from releases.models import Release
 from review.models import Adjudication, Flag
 from scoring.models import ModelRun
-from verification.models import Claim, Judgment
+from verification.models import Claim, Judgment, QueueSlot
 from verification.selectors import batches_for_verifier, queue_progress_for_batches
 
 
@@ -112,6 +113,8 @@ def test_demo_leaves_the_verifier_retrospective_and_prospective_work_and_a_dialo
     assert not Judgment.objects.filter(verifier=verifier).exists()
     assert set(rows) == set(live.values_list("name", flat=True)) >= {"dialtom-mi-retrospective", "dialtom-mi-prospective", "pfg-b02"}
     assert all(r["assigned"] > 0 and r["held_back"] == 0 for r in rows.values())
+    left = QueueSlot.objects.filter(batch__in=live, taken__lt=F("needed"))
+    assert set(left.values_list("taken", "needed")) == {(2, 3)}  # two of three judgments in, one slot for `verifier`
     assert Batch.objects.get(name="mi-b01").status == "closed"  # the finished history leaves the list
 
     # Answer every retrospective question there is, to the end...

@@ -18,7 +18,7 @@ real-format samples (annotation/demo_data) and `demo_data/history.json`:
   `verifier` is 2 of 3 judgments done; what would collide with it under the context rule
   the simulated verifiers finish (`_finished_by_others`), so `verifier` can answer every
   retrospective question and still has prospective items, and meets the guidelines first;
-- flags from the four weeks, the older ones handled by staff, the recent ones open.
+- flags from across the four weeks, some handled by staff (a day later), the rest open.
 """
 import json
 import math
@@ -203,8 +203,8 @@ def _weakest_item(batches: list[Batch]) -> str:
 
 def _flags(history: dict, *, admin: User) -> int:
     """Verifiers flag items they answered, in the finished batches and the live ones, a few
-    minutes after answering: the flags spread over the four weeks. Staff handled the older ones
-    (a day later); the recent ones wait. The finished batches' judgments came through the
+    minutes after answering: the flags spread over the four weeks. Staff handled some (a day
+    later, as `status` says); the rest wait. The finished batches' judgments came through the
     import, without claims, so their flags are written as `flag_submit` would write them."""
     made = 0
     for spec in history["flags"]:
