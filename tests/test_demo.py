@@ -1,8 +1,11 @@
 import json
+import re
 import statistics
 from io import StringIO
 
 from django.core.management import call_command
+from django.db.models import F
+from django.urls import reverse
 
 from accounts.models import User
 from aggregation.models import AggregationRun, BatchResult, RunStatus
@@ -10,14 +13,32 @@ from annotation.models import Batch, Item
 from releases.models import Release
 from review.models import Adjudication, Flag
 from scoring.models import ModelRun
-from verification.models import Judgment
+from verification.models import Claim, Judgment, QueueSlot
 from verification.selectors import batches_for_verifier, queue_progress_for_batches
+
+
+HISTORY = ["mi-b01", "pfg-b01", "esc-b01"]
 
 
 def _load_demo() -> dict:
     out = StringIO()
     call_command("load_demo", "--json", stdout=out)
     return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+def _answer_to_the_end(client, verifier, batch_name) -> list[str]:
+    """Open the batch's audit page and answer what it serves until it serves nothing: the pages, in order."""
+    pages = []
+    for _ in range(100):
+        page = client.get(reverse("verification:audit", args=[batch_name])).content.decode()
+        claim = Claim.objects.filter(verifier=verifier, batch__name=batch_name, status="active").first()
+        if claim is None:
+            return pages
+        pages.append(page)
+        key = re.search(r'name="idempotency_key" value="([^"]+)"', page).group(1)
+        client.post(reverse("verification:answer", args=[batch_name]),
+                    {"claim": claim.pk, "idempotency_key": key, "action": "submit", "choice": "A"})
+    raise AssertionError(f"{batch_name} never ran out")
 
 
 def test_demo_looks_like_a_real_project(db):
@@ -51,18 +72,70 @@ def test_demo_looks_like_a_real_project(db):
     assert ReferenceSet.objects.get(name=summary["reference_set"]).members.count() == 6
 
 
-def test_demo_leaves_the_verifier_real_work_and_no_startable_empty_batch(db):
+def test_demo_shows_staff_an_outlier_and_flags_from_four_weeks(db, client):
+    _load_demo()
+    client.force_login(User.objects.get(username="admin"))
+
+    # People: sami, careless and too fast, is flagged on the dashboard and low on agreement per verifier.
+    dashboard = client.get(reverse("dashboard:index")).content.decode()
+    flagged = re.findall(r'<tr data-verifier="([^"]+)" class="flagged">', dashboard)
+    assert flagged == ["sami"]
+    assert "too fast" in dashboard.split('data-verifier="sami"')[1].split("</tr>")[0]
+    agreement = client.get(reverse("review:verifiers")).content.decode()
+    sami = agreement.split('<tr data-verifier="sami">')[1].split("</tr>")[0]
+    assert 'class="low"' in sami
+    assert agreement.count('class="low"') <= 4  # an outlier among 22, not the norm
+
+    # Flags over the four weeks: the older ones handled, the recent ones waiting on the flags page.
+    days = sorted({f.created_at.date() for f in Flag.objects.all()})
+    assert (days[-1] - days[0]).days >= 21 and len(days) >= 5
+    assert {f.item.batch.name for f in Flag.objects.select_related("item__batch")} >= set(HISTORY)
+    handled = Flag.objects.exclude(status="open")
+    assert handled.exists() and all(f.handled_at > f.created_at for f in handled)
+    open_flags = list(Flag.objects.filter(status="open").order_by("created_at"))
+    assert (open_flags[-1].created_at - open_flags[0].created_at).days >= 7
+    page = client.get(reverse("review:flags")).content.decode()
+    for flag in open_flags:
+        assert f"{flag.created_at:%Y-%m-%d}" in page
+
+
+def test_demo_leaves_the_verifier_retrospective_and_prospective_work_and_a_dialogue_that_folds(db, client):
     _load_demo()
     verifier = User.objects.get(username="verifier")
+    client.force_login(verifier)
+    live = Batch.objects.exclude(name__in=HISTORY)
 
-    rows = {r["batch"]: r for r in queue_progress_for_batches(verifier=verifier, batches=batches_for_verifier(verifier=verifier))}
+    def progress():
+        return {r["batch"]: r for r in queue_progress_for_batches(verifier=verifier, batches=batches_for_verifier(verifier=verifier))}
 
+    # Every live batch has work for `verifier`, and only live ones are listed.
+    rows = progress()
     assert not Judgment.objects.filter(verifier=verifier).exists()
-    live = Batch.objects.exclude(name__in=["mi-b01", "pfg-b01", "esc-b01"])
-    assert set(rows) == set(live.values_list("name", flat=True)) and "dialtom-mi-retrospective" in rows
-    for batch in live:  # one slot of three left on each item
-        assert rows[batch.name]["assigned"] == batch.items.filter(is_gold=False).count() > 0
+    assert set(rows) == set(live.values_list("name", flat=True)) >= {"dialtom-mi-retrospective", "dialtom-mi-prospective", "pfg-b02"}
+    assert all(r["assigned"] > 0 and r["held_back"] == 0 for r in rows.values())
+    left = QueueSlot.objects.filter(batch__in=live, taken__lt=F("needed"))
+    assert set(left.values_list("taken", "needed")) == {(2, 3)}  # two of three judgments in, one slot for `verifier`
     assert Batch.objects.get(name="mi-b01").status == "closed"  # the finished history leaves the list
+
+    # Answer every retrospective question there is, to the end...
+    retrospective = [b.name for b in live.order_by("name") if not b.items.exclude(task="retrospective").exists()]
+    assert retrospective == ["dialtom-mi-retrospective", "pfg-b02"]
+    pages = {name: _answer_to_the_end(client, verifier, name) for name in retrospective}
+    assert all(pages.values())
+    # ... pfg-b02 asks six questions a dialogue: from the second on, the dialogue folds.
+    folded = ['data-dialogue-again' in page for page in pages["pfg-b02"]]
+    assert folded == [False, True, True, True, True, True] * 3
+    assert "Same dialogue as the previous question: question 2 of 6" in pages["pfg-b02"][1]
+
+    # ... and the prospective batches still serve items: their dialogue was never read.
+    rows = progress()
+    for name in ["dialtom-mi-prospective", "dialtom-mi-counterfact", "dialtom-pfg-prospective-easy"]:
+        assert rows[name]["done"] < rows[name]["assigned"], rows[name]
+        page = client.get(reverse("verification:audit", args=[name])).content.decode()
+        assert "Mental-state profile" in page
+        assert Claim.objects.filter(verifier=verifier, batch__name=name, status="active").exists()
+    listing = client.get(reverse("verification:batches")).content.decode()
+    assert "data-empty" not in listing
 
 
 def test_demo_is_idempotent(db):

@@ -3,18 +3,22 @@
 Idempotent: run it again and nothing is duplicated. What it builds, from the bundled
 real-format samples (annotation/demo_data) and `demo_data/history.json`:
 
-- the corpora, segmented, and the DialToM authors' sample items (three batches);
+- the corpora, segmented, and the DialToM authors' sample items (four batches);
 - synthetic retrospective items over the segmented contexts, in three finished (closed)
   batches that 22 simulated verifiers of different quality and speed worked over the last
   four weeks: their judgments come in through the judgments import (one bulk write), then
   are spread over working hours with seconds per item drawn around each one's pace; gold
   items in two of them; `esc-b01` was judged by the three weakest verifiers and is the
-  batch the dashboard flags;
+  batch the dashboard flags; `sami`, careless and too fast, is the outlier in People;
 - the aggregation of those batches, one staff adjudication, release `v1` and two scored
   (simulated) models on the leaderboard;
-- the authors' items half done through the real queue (claims, shuffled options,
-  comments, flags): every item has 2 of its 3 judgments, so `verifier` has real work,
-  retrospective and prospective, and meets the guidelines before the first item.
+- the live batches, worked through the real queue (claims, shuffled options, comments):
+  the authors' items and `pfg-b02`, six questions a dialogue over a few segmented contexts
+  (the batch where the dialogue folds from the second question on). What is left for
+  `verifier` is 2 of 3 judgments done; what would collide with it under the context rule
+  the simulated verifiers finish (`_finished_by_others`), so `verifier` can answer every
+  retrospective question and still has prospective items, and meets the guidelines first;
+- flags from across the four weeks, some handled by staff (a day later), the rest open.
 """
 import json
 import math
@@ -31,17 +35,17 @@ from accounts.models import Role, User
 from accounts.services import person_create
 from aggregation.models import ItemResult
 from aggregation.services import aggregation_run_create, aggregation_run_execute, judgments_import
-from annotation.models import Attribute, Batch, Context, Item
+from annotation.models import Attribute, Batch, Context, ContinuationReveal, Item, Task, Variant
 from references.models import ReferenceSet
 from references.services import reference_set_create
 from annotation.services import DEMO_DATA_DIR, demo_data_load, items_import
 from releases import services as release_services
 from releases.models import Release
 from review import services as review_services
-from review.models import Flag
+from review.models import Flag, FlagStatus
 from scoring import services as scoring_services
 from scoring.models import ModelRun
-from verification.models import Claim, Judgment
+from verification.models import Claim, Judgment, QueueSlot
 from verification.services import batch_close, batch_open, item_claim_next, items_gold_set, judgment_submit
 
 DEMO_PASSWORD = "dialtom-demo"
@@ -70,12 +74,16 @@ def _person(username: str, role: str) -> User:
 
 
 def _history_items(history: dict, rng: random.Random) -> list[dict]:
-    """Retrospective items (JSONL records) over the segmented demo contexts, one batch per domain."""
+    """Retrospective items (JSONL records) over the segmented demo contexts, one batch per domain;
+    the last few contexts of the live `rows` batch's domain go to it instead."""
     batch_of = {b["domain"]: b["name"] for b in history["batches"]}
+    rows = history["live"]["rows"]
+    contexts = list(Context.objects.filter(session__isnull=False).select_related("domain").order_by("context_id"))
+    in_rows = {c.pk for c in [c for c in contexts if c.domain.code == rows["domain"]][-rows["contexts"]:]}
     records = []
-    contexts = Context.objects.filter(session__isnull=False).select_related("domain").order_by("context_id")
     for context in contexts:
         domain = context.domain
+        batch = rows["name"] if context.pk in in_rows else batch_of[domain.code]
         for attribute in Attribute.values:
             fmt = {"role": domain.recipient_role, "other": domain.initiator_role}
             options = [o.format(**fmt) for o in rng.sample(history["options"][attribute], 4)]
@@ -83,7 +91,7 @@ def _history_items(history: dict, rng: random.Random) -> list[dict]:
                 "item_id": f"{context.context_id}-{attribute}", "context_id": context.context_id,
                 "task": "retrospective", "attribute": attribute, "target_speaker": "recipient",
                 "question": history["questions"][attribute].format(**fmt), "options": options,
-                "answer": rng.choice("ABCD"), "variant": "hard", "batch": batch_of[domain.code],
+                "answer": rng.choice("ABCD"), "variant": "hard", "batch": batch,
             })
     return records
 
@@ -131,6 +139,29 @@ def _simulate(*, batch: Batch, workers: list[tuple[User, float]], rng: random.Ra
     return answered
 
 
+def _finished_by_others(batches: list[Batch]) -> set[int]:
+    """The live items the simulated verifiers finish (all k judgments), so that nothing left for
+    `verifier` collides with the context rule whatever order they work in: the retrospective items
+    of every dialogue that is, or shows the continuation of, a context with profile-bearing items
+    in these batches (reading it would withhold them); and, of a context whose prospective items
+    come both as hard and as counterfactual ones, one side, turn by turn (a verifier gets one
+    profile-bearing item a context: `verifier` gets the other side)."""
+    items = Item.objects.filter(batch__in=batches, is_gold=False).order_by()
+    profile = items.filter(task=Task.PROSPECTIVE)
+    profile_contexts = set(profile.values_list("context_id", flat=True))
+    revealing = set(ContinuationReveal.objects.filter(continuation_of_id__in=profile_contexts).order_by()
+                    .values_list("dialogue_id", flat=True))
+    finished = set(items.filter(task=Task.RETROSPECTIVE, context_id__in=profile_contexts | revealing).values_list("pk", flat=True))
+    variants: dict[int, set[str]] = {}
+    for context_id, variant in profile.values_list("context_id", "variant"):
+        variants.setdefault(context_id, set()).add(variant)
+    both = sorted(c for c, v in variants.items() if {Variant.HARD, Variant.COUNTERFACTUAL} <= v)
+    for n, context_id in enumerate(both):
+        side = Variant.COUNTERFACTUAL if n % 2 == 0 else Variant.HARD
+        finished |= set(profile.filter(context_id=context_id, variant=side).values_list("pk", flat=True))
+    return finished
+
+
 def _spread(*, batch: Batch, days_ago: tuple[int, int], pace: dict[int, float], rng: random.Random) -> None:
     """Move a batch's judgments into working hours across `days_ago` (first, last), each taking
     about its verifier's pace in seconds (log-normal), and their claims just before them."""
@@ -145,7 +176,7 @@ def _spread(*, batch: Batch, days_ago: tuple[int, int], pace: dict[int, float], 
         moment = day.replace(hour=rng.randint(8, 19), minute=rng.randint(0, 59), second=rng.randint(0, 59))
         if moment > now:
             moment = now - timedelta(minutes=rng.randint(10, 600))
-        seconds = max(4.0, rng.lognormvariate(math.log(pace.get(judgment.verifier_id, 35.0)), 0.45))
+        seconds = max(2.0, rng.lognormvariate(math.log(pace.get(judgment.verifier_id, 35.0)), 0.45))
         judgment.created_at = judgment.updated_at = moment
         judgment.seconds_spent = round(seconds, 1)
         if judgment.claim_id:
@@ -171,19 +202,28 @@ def _weakest_item(batches: list[Batch]) -> str:
 
 
 def _flags(history: dict, *, admin: User) -> int:
-    """Verifiers flag items they answered in the live batches; staff already dismissed one."""
+    """Verifiers flag items they answered, in the finished batches and the live ones, a few
+    minutes after answering: the flags spread over the four weeks. Staff handled some (a day
+    later, as `status` says); the rest wait. The finished batches' judgments came through the
+    import, without claims, so their flags are written as `flag_submit` would write them."""
     made = 0
     for spec in history["flags"]:
-        judgment = (Judgment.objects.filter(batch__name=spec["batch"], verifier__username=spec["by"], item__is_gold=False)
-                    .exclude(claim=None).order_by("id").first())
+        judgments = Judgment.objects.filter(batch__name=spec["batch"], item__is_gold=False).order_by("id")
+        judgment = judgments.filter(verifier__username=spec["by"]).first() or judgments.exclude(verifier__username="verifier").first()
         if judgment is None:
             continue
-        flag = review_services.flag_submit(verifier=judgment.verifier, claim_id=judgment.claim_id,
-                                           reason=spec["reason"], comment=spec["comment"])
+        if judgment.claim_id:
+            flag = review_services.flag_submit(verifier=judgment.verifier, claim_id=judgment.claim_id,
+                                               reason=spec["reason"], comment=spec["comment"])
+        else:
+            flag = Flag.objects.create(item_id=judgment.item_id, flagged_by=judgment.verifier,
+                                       reason=spec["reason"], comment=spec["comment"])
         made += 1
-        if spec["reason"] == "other":
-            review_services.flag_handle(flag_id=flag.pk, status="dismissed", staff=admin,
-                                        note="The question names the persuadee, as it should.")
+        if spec["status"] != FlagStatus.OPEN:
+            review_services.flag_handle(flag_id=flag.pk, status=spec["status"], staff=admin, note=spec.get("note", ""))
+        created = judgment.created_at + timedelta(minutes=2)
+        handled = min(created + timedelta(days=1), timezone.now()) if spec["status"] != FlagStatus.OPEN else None
+        Flag.objects.filter(pk=flag.pk).update(created_at=created, handled_at=handled)
     return made
 
 
@@ -270,16 +310,19 @@ class Command(BaseCommand):
             summary["models"] = _models(release=release, items=items, rng=rng, admin=admin)
 
         live = history["live"]
+        finished = _finished_by_others(live_batches)
         for batch in live_batches:
-            # The authors' items, half done: two of three judgments each, the third for `verifier`.
-            # Worked at k=2, then set back to k=3 in the same transaction, so the completion
-            # check that runs after the commit finds the batch still open (no aggregation yet).
+            # Half done: the items left for `verifier` have `judgments_per_item` of their 3, the
+            # ones that would collide with it all 3. Worked at those k, then set back to k=3 in
+            # the same transaction, so the completion check that runs after the commit finds the
+            # batch still open (no aggregation yet).
             if batch.judgments.exists():
                 batch_open(name=batch.name, overlap=3, pools=["verifiers"])
                 continue
             workers = [(sims[w][0], sims[w][1]) for w in live["workers"]]
             with transaction.atomic():
                 batch, _ = batch_open(name=batch.name, overlap=live["judgments_per_item"], pools=["verifiers"])
+                QueueSlot.objects.filter(batch=batch, item_id__in=finished).update(needed=3)  # the simulation's own k per item
                 summary["judgments_simulated"] += _simulate(batch=batch, workers=workers, rng=rng, comments=history["comments"])
                 batch_open(name=batch.name, overlap=3)
                 _spread(batch=batch, days_ago=tuple(live["days_ago"]), pace=pace, rng=rng)
