@@ -2,7 +2,9 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from .models import Batch, Context, Domain, Item, Session, Turn
+from dialtom_site.admin_base import ReadOnlyAdmin
+
+from .models import Batch, Context, ContinuationReveal, Domain, Item, Session, Turn
 
 
 class ItemCountAdmin(admin.ModelAdmin):
@@ -107,3 +109,12 @@ class ItemAdmin(admin.ModelAdmin):
     @admin.display(description="domain", ordering="context__domain")
     def domain(self, obj):
         return obj.context.domain_id
+
+
+@admin.register(ContinuationReveal)
+class ContinuationRevealAdmin(ReadOnlyAdmin):
+    """Which dialogue shows which window's true continuation (made at import: read-only)."""
+
+    list_display = ["dialogue", "continuation_of"]
+    list_select_related = ["dialogue", "continuation_of"]
+    search_fields = ["dialogue__context_id", "continuation_of__context_id"]

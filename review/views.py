@@ -143,8 +143,8 @@ def verifiers(request):
 def guideline_edit(request, batch_name):
     """Staff write a batch's guideline (Markdown) and an example per attribute; "Preview" shows
     what verifiers will see without saving, "Save" replaces the guideline."""
-    other = request.GET.get("batch", "")
-    if other and other != batch_name:
+    other = request.GET.get("batch", "")  # the batch picker; only a batch that exists is followed
+    if other and other != batch_name and Batch.objects.filter(name=other).exists():
         return redirect("review:guideline-edit", batch_name=other)
     batch = Batch.objects.filter(name=batch_name).first()
     if batch is None:

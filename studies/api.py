@@ -71,11 +71,11 @@ def study_out(study: Study, *, request=None, ledger=None) -> dict:
 class StudyListView(APIView):
     permission_classes = [IsProjectStaff]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(operation_id="v1_studies_list", responses={200: dict})
     def get(self, request):
         return Response([study_out(s, request=request) for s in Study.objects.order_by("name")])
 
-    @extend_schema(request=StudyInSerializer, responses={201: dict})
+    @extend_schema(operation_id="v1_studies_create", request=StudyInSerializer, responses={201: dict})
     def post(self, request):
         incoming = StudyInSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -93,7 +93,7 @@ class StudyStatusSerializer(serializers.Serializer):
 class StudyDetailView(APIView):
     permission_classes = [IsProjectStaff]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(operation_id="v1_study_retrieve", responses={200: dict})
     def get(self, request, name: str):
         study = get_object_or_404(Study, name=name)
         ledger = selectors.study_ledger(study=study)
@@ -105,7 +105,7 @@ class StudyDetailView(APIView):
         ]
         return Response(body)
 
-    @extend_schema(request=StudyStatusSerializer, responses={200: dict})
+    @extend_schema(operation_id="v1_study_status_set", request=StudyStatusSerializer, responses={200: dict})
     def post(self, request, name: str):
         study = get_object_or_404(Study, name=name)
         incoming = StudyStatusSerializer(data=request.data)
