@@ -10,6 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.permissions import staff_required
+
 from . import selectors
 from . import services
 from annotation.models import Speaker
@@ -24,17 +26,6 @@ def crowd_worker_required(view):
     def wrapper(request, *args, **kwargs):
         if not request.user.is_crowd_worker:
             raise PermissionDenied("crowd workers only")
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
-def staff_required(view):
-    @wraps(view)
-    @login_required
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_project_staff:
-            raise PermissionDenied("staff only")
         return view(request, *args, **kwargs)
 
     return wrapper

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Batch
-from dashboard.views import staff_required
+from accounts.permissions import staff_required
 from verification import selectors as verification_selectors
 
 from . import selectors, services
