@@ -13,7 +13,6 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TextIO
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -42,7 +41,6 @@ from .bulk import bulk_insert
 
 CHUNK_SIZE = 2000
 TASKS, VARIANTS, ATTRIBUTES, SPEAKERS = (tuple(c.values) for c in (Task, Variant, Attribute, Speaker))
-DEMO_DATA_DIR = Path(__file__).resolve().parent / "demo_data"
 
 
 def _chunked(iterable: Iterable, size: int):
@@ -926,31 +924,3 @@ def contexts_ensure(contexts: dict[str, tuple[dict, dict]]) -> tuple[dict[str, i
         for context_id, (c, _) in contexts.items() if context_id not in existing
     ])
     return {**existing, **{c.context_id: c.pk for c in new}}, len(new)
-
-
-# --- demo data -------------------------------------------------------------------------
-
-DEMO_CORPORA = (("annomi", "AnnoMI-full.sample.csv"), ("esconv", "ESConv.sample.json"),
-                ("pfg", "pfg_full_dialog.sample.csv"))
-
-
-@transaction.atomic
-def demo_data_load(*, stdout: TextIO | None = None) -> dict:
-    """Ingest and segment the demo corpora and import the sample release (idempotent)."""
-    report = {"ingest": {}}
-    for corpus, name in DEMO_CORPORA:
-        result = corpus_ingest(corpus=corpus, path=DEMO_DATA_DIR / "corpora" / name)
-        report["ingest"][corpus] = {"created": result["created"], "skipped": result["skipped"]}
-        if stdout:
-            stdout.write(f"ingest {corpus}: {result['created']['sessions']} sessions created, "
-                         f"{result['skipped']['sessions']} already there\n")
-    segmented = contexts_segment()
-    report["segment"] = {"created": segmented["created"], "domains": segmented["domains"]}
-    release = dialtom_import(directory=DEMO_DATA_DIR / "dialtom-release")
-    report["dialtom"] = {k: release[k] for k in ("retrospective", "prospective", "easy", "counterfactual", "created")}
-    if stdout:
-        stdout.write(f"segment: {segmented['created']['contexts']} contexts created\n")
-        stdout.write(f"dialtom release: {release['created']['items']} items created "
-                     f"({release['retrospective']} retrospective, {release['prospective']} prospective, "
-                     f"{release['easy']} easy)\n")
-    return report

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "scoring",
     "review",
     "studies",
+    "demo",
 ]
 
 MIDDLEWARE = [

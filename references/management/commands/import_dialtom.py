@@ -5,7 +5,7 @@ from django.db import transaction
 from annotation import dialtom
 from annotation.services import dialtom_import
 
-from ._base import ReportCommand, problem_lines
+from annotation.management.commands._base import ReportCommand, problem_lines
 
 
 class Command(ReportCommand):
