@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Max, OuterRef, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
@@ -23,7 +23,7 @@ from django.utils import timezone
 from accounts.models import Pool, User
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Task
 
-from . import queue, statements
+from . import portable, queue, statements
 from .locks import claims_for_update, judgments_for_update
 from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot, SkipReason
 from .queue import display_order_for  # noqa: F401 (re-exported: the order a claim shows)
@@ -157,10 +157,17 @@ def _slots_release(counts: Counter) -> None:
 ROUNDS = 50
 
 
+def _claim_next(**kwargs) -> statements.NextResult:
+    """The claim statement on PostgreSQL; its steps through the ORM elsewhere (SQLite: the demo)."""
+    if connection.vendor == "postgresql":
+        return statements.claim_next(**kwargs)
+    return portable.claim_next(**kwargs)
+
+
 def _claim_attempts(*, verifier: User, batch_name: str, exposure_allowed: bool) -> statements.NextResult:
     avoid: list[int] = []  # contexts whose row someone else was claiming: pass them over, as SKIP LOCKED does slots
     for attempt in range(ROUNDS):
-        result = statements.claim_next(
+        result = _claim_next(
             verifier_id=verifier.pk, batch_name=batch_name, exposure_allowed=exposure_allowed, avoid=avoid
         )
         if not result.contended:
