@@ -86,7 +86,7 @@ def run(args) -> dict:
     from accounts.models import Pool, Role
     from annotation.continuations import continuation_text, dialogue_text
     from annotation.models import ContinuationReveal, Item, Task
-    from annotation.services import dialtom_import
+    from annotation.authors import dialtom_import
     from tests.factories import UserFactory, api_for
     from verification.models import Judgment
     from verification.queue import batch_staffing

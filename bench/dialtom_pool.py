@@ -101,7 +101,7 @@ def main():
     django.setup()
     from django.db import connection, transaction
 
-    from annotation.services import dialtom_import
+    from annotation.authors import dialtom_import
 
     work = Path(tempfile.mkdtemp(prefix="dialtom-pool-"))
     shape = make_pool(work / "full", Path(args.sample), args.scale)

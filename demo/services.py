@@ -6,7 +6,8 @@ from typing import TextIO
 
 from django.db import transaction
 
-from annotation.services import contexts_segment, corpus_ingest, dialtom_import
+from annotation.authors import dialtom_import
+from annotation.services import contexts_segment, corpus_ingest
 
 DEMO_DATA_DIR = Path(__file__).resolve().parent / "demo_data"
 

@@ -16,7 +16,8 @@ from django.core.management import call_command
 
 from annotation.continuations import continuation_text, dialogue_text
 from annotation.models import Context, ContinuationReveal, Item, Task
-from annotation.services import continuation_reveals_refresh, dialtom_import
+from annotation.authors import dialtom_import
+from annotation.services import continuation_reveals_refresh
 from dashboard.selectors import staffing_by_batch
 from tests.factories import JudgmentFactory, api_for
 from verification.models import Claim, Judgment, QueueSlot
