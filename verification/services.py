@@ -485,9 +485,9 @@ def batch_open(
     create: bool = True,
 ) -> tuple[Batch, bool]:
     """Open (create or reopen) a batch to pools of verifiers, with overlap k, or adaptive
-    overlap k-min..k-max (`verification.adaptive`; its batch's overlap is k-min).
+    overlap k-min..k-max (`aggregation.adaptive`; its batch's overlap is k-min).
     With `create=False` a name no batch has is refused (a typo would open an empty batch)."""
-    from .adaptive import adaptive_overlap_set
+    from aggregation.adaptive import adaptive_overlap_set
 
     if k_min is not None and overlap is not None and overlap != k_min:
         raise VerificationError("give either overlap or k_min/k_max", field="overlap")

@@ -12,7 +12,7 @@ def batch_progress_check(*, batch_id: int) -> dict:
     aggregation run. Safe to rerun: a run on the same judgments is never started twice."""
     from aggregation.services import batch_maybe_aggregate
 
-    from .adaptive import overlap_refresh_request
+    from aggregation.adaptive import overlap_refresh_request
     from .models import AdaptiveOverlap
     from .selectors import batch_completion
 
@@ -30,7 +30,7 @@ def batch_progress_check(*, batch_id: int) -> dict:
 @shared_task
 def batch_overlap_refresh_task(*, batch_id: int) -> dict:
     """Adaptive overlap: refit a settled batch and ask one more judgment where the model is unsure."""
-    from .adaptive import batch_overlap_refresh
+    from aggregation.adaptive import batch_overlap_refresh
 
     return batch_overlap_refresh(batch_id=batch_id)
 
@@ -38,6 +38,6 @@ def batch_overlap_refresh_task(*, batch_id: int) -> dict:
 @shared_task
 def overlap_refresh_due() -> list[dict]:
     """Celery beat: refresh every open adaptive batch that is not settled (a lost request is caught here)."""
-    from .adaptive import overlap_refresh_due as refresh_due
+    from aggregation.adaptive import overlap_refresh_due as refresh_due
 
     return refresh_due()

@@ -21,11 +21,11 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from accounts.models import User
-from aggregation.overlap import OverlapPolicy, batch_round, policy_from_settings
-from aggregation.selectors import usable_judgments
 from annotation.models import Batch, Item
+from verification.models import AdaptiveOverlap, Claim, ClaimStatus, QueueSlot
 
-from .models import AdaptiveOverlap, Claim, ClaimStatus, QueueSlot
+from .overlap import OverlapPolicy, batch_round, policy_from_settings
+from .selectors import usable_judgments
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def adaptive_overlap_set(*, batch: Batch, k_min: int | None, k_max: int | None) 
     k-min..k-max with k-max > k-min makes the batch adaptive, with the thresholds and refresh
     interval of the settings as they are now; k-max == k-min (or neither) is fixed k.
     """
-    from .services import VerificationError
+    from verification.services import VerificationError
 
     if k_min is None and k_max is None:
         return AdaptiveOverlap.objects.filter(batch=batch).first()
@@ -58,7 +58,7 @@ def adaptive_overlap_set(*, batch: Batch, k_min: int | None, k_max: int | None) 
 
 def overlap_refresh_request(*, batch_id: int, refresh_seconds: float) -> bool:
     """Queue one refresh of the batch in `refresh_seconds`, unless one is queued already."""
-    from .tasks import batch_overlap_refresh_task
+    from verification.tasks import batch_overlap_refresh_task
 
     if not cache.add(_refresh_key(batch_id), 1, timeout=int(refresh_seconds) + 60):
         return False
@@ -116,7 +116,7 @@ def batch_overlap_refresh(*, batch_id: int) -> dict:
         adaptive.save(update_fields=["rounds", "undecided", "settled", "refreshed_at"])
         settled = adaptive.settled
     if settled:
-        from .tasks import batch_progress_check
+        from verification.tasks import batch_progress_check
 
         transaction.on_commit(lambda: batch_progress_check.delay(batch_id=batch_id))
     logger.info("batch %s: overlap round %s asked %s more judgments", batch_id, adaptive.rounds, asked)
