@@ -428,7 +428,7 @@ def contexts_ensure(contexts: dict[str, tuple[dict, dict]]) -> tuple[dict[str, i
     dialtom.context_of, where)`; one already there with other turns raises InputError at its
     `where` ({"file", "line", "field"}). Returns (context_id -> pk, how many were created)."""
     existing = {}
-    for chunk in chunked(contexts):
+    for chunk in chunked(contexts, 5000):
         for context_id, pk, turns in Context.objects.filter(context_id__in=chunk).order_by().values_list(
                 "context_id", "pk", "turns"):
             context, where = contexts[context_id]
