@@ -17,72 +17,33 @@ import logging
 
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from annotation.models import Batch, Item
-from verification.models import AdaptiveOverlap, Claim, ClaimStatus, QueueSlot
+from annotation.models import Item
+from dialtom_site import jobs
+from verification.adaptive import batch_is_settled
+from verification.models import AdaptiveOverlap, QueueSlot
 
-from .overlap import OverlapPolicy, batch_round, policy_from_settings
+from .overlap import OverlapPolicy, batch_round
 from .selectors import usable_judgments
 
 logger = logging.getLogger(__name__)
 
 
-def adaptive_overlap_set(*, batch: Batch, k_min: int | None, k_max: int | None) -> AdaptiveOverlap | None:
-    """Record (or drop) a batch's adaptive policy when it is opened; call inside `batch_open`'s transaction.
-
-    k-min..k-max with k-max > k-min makes the batch adaptive, with the thresholds and refresh
-    interval of the settings as they are now; k-max == k-min (or neither) is fixed k.
-    """
-    from verification.services import VerificationError
-
-    if k_min is None and k_max is None:
-        return AdaptiveOverlap.objects.filter(batch=batch).first()
-    if k_min is None or k_max is None:
-        raise VerificationError("k_min and k_max go together", field="k_max" if k_max is None else "k_min")
-    if k_min < 1:
-        raise VerificationError("k_min must be at least 1", field="k_min")
-    if k_max < k_min:
-        raise VerificationError("k_max must be at least k_min", field="k_max")
-    if k_max == k_min:
-        AdaptiveOverlap.objects.filter(batch=batch).delete()
-        return None
-    policy = policy_from_settings(k_min=k_min, k_max=k_max)
-    adaptive, _ = AdaptiveOverlap.objects.update_or_create(
-        batch=batch, defaults={"k_min": k_min, "k_max": k_max, "policy": policy.as_dict(), "settled": False}
-    )
-    return adaptive
-
-
 def overlap_refresh_request(*, batch_id: int, refresh_seconds: float) -> bool:
     """Queue one refresh of the batch in `refresh_seconds`, unless one is queued already."""
-    from verification.tasks import batch_overlap_refresh_task
-
     if not cache.add(_refresh_key(batch_id), 1, timeout=int(refresh_seconds) + 60):
         return False
-    batch_overlap_refresh_task.apply_async(kwargs={"batch_id": batch_id}, countdown=refresh_seconds)
+    jobs.task_named("aggregation.tasks.batch_overlap_refresh_task").apply_async(
+        kwargs={"batch_id": batch_id}, countdown=refresh_seconds
+    )
     return True
 
 
 def _refresh_key(batch_id: int) -> str:
     return f"overlap-refresh-queued:{batch_id}"
-
-
-def batch_is_settled(*, batch_id: int) -> bool:
-    """Every benchmark item holds the judgments it was asked for and no claim is in flight."""
-    slots = QueueSlot.objects.filter(batch_id=batch_id, is_gold=False)
-    if not slots.exists() or slots.filter(taken__lt=F("needed")).exists():
-        return False
-    if Claim.objects.filter(batch_id=batch_id, status=ClaimStatus.ACTIVE, is_gold=False).exists():
-        return False
-    short = (
-        Item.objects.filter(batch_id=batch_id, is_gold=False)
-        .annotate(n=Count("judgments"))
-        .filter(queue_slot__needed__gt=F("n"))
-    )
-    return not short.exists()
 
 
 def batch_overlap_refresh(*, batch_id: int) -> dict:
@@ -116,9 +77,7 @@ def batch_overlap_refresh(*, batch_id: int) -> dict:
         adaptive.save(update_fields=["rounds", "undecided", "settled", "refreshed_at"])
         settled = adaptive.settled
     if settled:
-        from verification.tasks import batch_progress_check
-
-        transaction.on_commit(lambda: batch_progress_check.delay(batch_id=batch_id))
+        transaction.on_commit(lambda: jobs.task_named("aggregation.tasks.batch_progress_check").delay(batch_id=batch_id))
     logger.info("batch %s: overlap round %s asked %s more judgments", batch_id, adaptive.rounds, asked)
     return {"batch_id": batch_id, "adaptive": True, "acted": True, "rounds": adaptive.rounds, "asked": asked, "settled": settled}
 

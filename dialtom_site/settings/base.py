@@ -196,7 +196,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     # adaptive overlap: refresh every unsettled adaptive batch whose per-judgment request was lost
     "overlap-refresh-due": {
-        "task": "verification.tasks.overlap_refresh_due",
+        "task": "aggregation.tasks.overlap_refresh_due",
         "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
     },
     "jobs-sweep": {
