@@ -308,12 +308,17 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
             .filter(n_live__lt=capacity)
             .order_by("position")
         )
+        # A savepoint per context tried: one found full under its lock is let go at once. Holding
+        # it while waiting below for another context's lock could deadlock with a claim that
+        # holds that one and waits for this one (each had seen the other's context with room).
+        tried = transaction.savepoint()
         member = candidates.select_for_update(skip_locked=True, of=("self",)).first()
         if member is None:
             # Every context with room is locked by another claim right now: wait for the first
             # one rather than answer "nothing left" (its room is re-read under the lock).
             pk = candidates.values_list("pk", flat=True).first()
             if pk is None:
+                transaction.savepoint_commit(tried)
                 return None
             member = ReferenceSetContext.objects.select_for_update(of=("self",)).get(pk=pk)
         # Under the row lock: free the seats of stale leases, then take the attributes with room.
@@ -323,8 +328,10 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
         open_attributes = sorted((a for a in member.attributes if free[a]), key=lambda a: (-len(free[a]), Attribute.values.index(a)))
         chosen = open_attributes[: reference_set.attributes_per_worker]
         if not chosen:
+            transaction.savepoint_rollback(tried)  # releases the row lock (nothing was written that counts)
             skipped.append(member.pk)
             continue
+        transaction.savepoint_commit(tried)
         assignment = ReferenceAssignment.objects.create(
             member=member, worker=worker, attributes=[a for a in Attribute.values if a in chosen], expires_at=now + lease
         )
