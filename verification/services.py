@@ -84,8 +84,9 @@ def _enqueue_after_commit(task: str, **kwargs) -> None:
         if time.monotonic() < _broker_down_until:
             logger.warning("not queueing %s(%s): broker marked unavailable", task, kwargs)
             return
+        follow_up = jobs.task_named(task)  # a wrong name fails loudly, never taken for a broker outage
         try:
-            jobs.task_named(task).apply_async(kwargs=kwargs, retry=False)
+            follow_up.apply_async(kwargs=kwargs, retry=False)
         except Exception:  # noqa: BLE001 — the judgment is stored; the follow-up is best effort
             _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
             logger.warning("could not queue %s(%s): broker unavailable", task, kwargs, exc_info=True)
