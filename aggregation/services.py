@@ -109,7 +109,8 @@ def aggregation_run_publish(run_id: int) -> None:
     thread of the dev server running another task trips it too) and the run used to wait forever."""
     from celery import chord, current_app
 
-    from .tasks import aggregate_batch, aggregation_run_finalize
+    aggregate_batch = jobs.task_named("aggregation.tasks.aggregate_batch")
+    aggregation_run_finalize = jobs.task_named("aggregation.tasks.aggregation_run_finalize")
 
     batch_ids = list(
         AggregationRun.batches.through.objects.filter(aggregationrun_id=run_id).order_by("batch_id").values_list("batch_id", flat=True)

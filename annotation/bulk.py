@@ -7,11 +7,19 @@ COPY streams the rows as text instead, and rows given as dicts spare building a 
 instance each. It runs in the caller's transaction, so an import stays all-or-nothing.
 No primary keys come back: use it where none are needed.
 """
+import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from django.db import connection, models
 from django.utils import timezone
+
+
+def chunked(values: Iterable, size: int) -> Iterator[list]:
+    """`values` in lists of `size` (the last one shorter)."""
+    iterator = iter(values)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
 
 
 def bulk_insert(model: type[models.Model], rows: Iterable[dict], *, batch_size: int = 2000) -> int:

@@ -12,7 +12,7 @@ What the authors publish (see docs/data.md, "The DialToM authors' files"):
 
 Each reader yields `Parsed` records: the context, the items that can be made, and the
 `Problem`s of the parts that cannot (skipped and reported) plus warnings (NUL characters
-removed). Nothing here decides what is written: `services.dialtom_import` does.
+removed). Nothing here decides what is written: `authors.dialtom_import` does.
 """
 from __future__ import annotations
 

@@ -60,8 +60,7 @@ NOTES = """## Reading the figures
 
 
 def find_tool(given: str | None) -> Path:
-    for candidate in [given, os.environ.get("DIALTOM_SYNTHETIC_TOOL"), ROOT.parent / "shared/tools/make_synthetic.py",
-                      "/work/shared/tools/make_synthetic.py"]:
+    for candidate in [given, os.environ.get("DIALTOM_SYNTHETIC_TOOL"), ROOT.parent / "shared/tools/make_synthetic.py"]:
         if candidate and Path(candidate).is_file():
             return Path(candidate)
     sys.exit("make_synthetic.py not found: pass --tool PATH")

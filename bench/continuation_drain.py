@@ -5,7 +5,7 @@
 
 In a throw-away database `bench_drain_<database>`:
 1. Makes three pool files (MI, ESC, PFG) shaped like the authors': sessions of four windows
-   copied from the real sample (`/work/shared/data/dialtom-pool/MI_data_0_50.sample.json`,
+   copied from the real sample (`../shared/data/dialtom-pool/MI_data_0_50.sample.json`,
    session 0, windows 0-3), each session's texts made distinct by a suffix on every line,
    the same in a window's continuation and in the next window's dialogue, so that, as in
    the authors' pool, window w's true continuation opens window w+1's dialogue word for word.
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dialtom_site.settings.test")
 
-SAMPLE = Path("/work/shared/data/dialtom-pool/MI_data_0_50.sample.json")
+SAMPLE = ROOT.parent / "shared" / "data" / "dialtom-pool" / "MI_data_0_50.sample.json"  # ../shared, beside the repository
 ROLES = {"MI": ("counselor", "client"), "ESC": ("supporter", "seeker"), "PFG": ("persuader", "persuadee")}
 
 
@@ -86,7 +86,7 @@ def run(args) -> dict:
     from accounts.models import Pool, Role
     from annotation.continuations import continuation_text, dialogue_text
     from annotation.models import ContinuationReveal, Item, Task
-    from annotation.services import dialtom_import
+    from annotation.authors import dialtom_import
     from tests.factories import UserFactory, api_for
     from verification.models import Judgment
     from verification.queue import batch_staffing

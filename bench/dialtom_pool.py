@@ -5,7 +5,7 @@
 
 What it does, in a throw-away database `test_<name of DATABASE_URL's database>`:
 1. Makes a pool-shaped directory from the real sample
-   (`/work/shared/data/dialtom-pool/MI_data_0_50.sample.json`, or `--sample`): 55 files
+   (`../shared/data/dialtom-pool/MI_data_0_50.sample.json` beside the repository, or `--sample`): 55 files
    `{MI,ESC,PFG}_data_{start}_{count}.json`, 865 MI + 3,215 ESC + 1,863 PFG = 5,943
    records as in the authors' pool; each record is a sample record under a new
    "session, window" key, its texts made distinct (a numbered suffix), its roles renamed
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dialtom_site.settings.test")
 
-SAMPLE = Path("/work/shared/data/dialtom-pool/MI_data_0_50.sample.json")
+SAMPLE = ROOT.parent / "shared" / "data" / "dialtom-pool" / "MI_data_0_50.sample.json"  # ../shared, beside the repository
 POOL = {"MI": 865, "ESC": 3215, "PFG": 1863}  # records per domain in the authors' pool
 LAST_WINDOWS = 2438  # records with actions: null
 N_FILES = {"MI": 8, "ESC": 30, "PFG": 17}  # 55 files
@@ -101,7 +101,7 @@ def main():
     django.setup()
     from django.db import connection, transaction
 
-    from annotation.services import dialtom_import
+    from annotation.authors import dialtom_import
 
     work = Path(tempfile.mkdtemp(prefix="dialtom-pool-"))
     shape = make_pool(work / "full", Path(args.sample), args.scale)

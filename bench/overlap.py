@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MAKE = ROOT.parent.parent / "shared" / "tools" / "make_synthetic.py"
+MAKE = ROOT.parent / "shared" / "tools" / "make_synthetic.py"  # ../shared, beside the repository
 
 
 def run_seed(seed: int, contexts: int, tmp: Path) -> dict:

@@ -1,14 +1,13 @@
 """Staff dashboard: one page of live fragments (htmx, every 10 s), CSV of every table, actions."""
-from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.models import User
+from accounts.permissions import staff_required
 from annotation.models import Batch
 from dialtom_site.csvfiles import csv_writer
 from releases import selectors as release_selectors
@@ -17,22 +16,6 @@ from releases import services as release_services
 from . import actions, selectors
 
 SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
-
-
-def staff_required(view=None, *, area: str = "The dashboard"):
-    """Project staff only; others get a 403 naming the part of the studio they tried
-    (`@staff_required(area="The review pages")`)."""
-    if view is None:
-        return lambda v: staff_required(v, area=area)
-
-    @login_required
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_project_staff:
-            raise PermissionDenied(f"{area} {'are' if area.endswith('s') else 'is'} for project staff.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def section_context(name: str) -> dict:

@@ -19,7 +19,7 @@ import sys
 from http import HTTPStatus
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.views import defaults
@@ -131,3 +131,12 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     from django.shortcuts import render
 
     return render(request, "403_csrf.html", {"reason": reason}, status=403)  # styled, saying how to go on
+
+
+def validation_text(exc: ValidationError) -> str:
+    """A ValidationError as one line of text, for pages and commands alike: `field: message;
+    other: message` (errors not tied to a field: the message alone)."""
+    if not hasattr(exc, "error_dict"):
+        return " ".join(exc.messages)
+    return "; ".join(f"{field}: {' '.join(msgs)}" if field != "__all__" else " ".join(msgs)
+                     for field, msgs in exc.message_dict.items())

@@ -87,6 +87,12 @@ KINDS: dict[str, JobKind] = {
 }
 
 
+def task_named(name: str):
+    """The Celery task at the dotted path `name`. A service queues a follow-up task by its
+    name, so it never imports a tasks module (tasks import services), nor an app above its own."""
+    return import_string(name)
+
+
 def kind_for(model: type[models.Model]) -> JobKind:
     label = model._meta.label
     return next(kind for kind in KINDS.values() if kind.model == label)

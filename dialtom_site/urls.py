@@ -1,16 +1,10 @@
+"""The root URLconf: every app's pages by name (`include("app.urls")`), no app's views imported here."""
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from accounts import views as account_views
-
 urlpatterns = [
-    path("", account_views.home, name="home"),
-    path("accounts/login/", account_views.ThrottledLoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # One login door, the throttled one: the admin's own login form would bypass the throttle.
-    path("admin/login/", account_views.admin_login),
+    path("", include("accounts.entry_urls")),  # home, log in and out; the admin's login, ahead of the admin
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("review.urls")),

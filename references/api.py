@@ -28,7 +28,7 @@ from accounts.permissions import IsCrowdWorker, IsProjectStaff, IsStaffOrRelease
 from dialtom_site.parsers import StrictJSONParser
 
 from . import selectors
-from . import services
+from . import services, similarity
 from annotation.models import Attribute
 from .models import ReferenceSet
 
@@ -135,10 +135,10 @@ class SimilarityRunListView(APIView):
         else:
             return Response({"file": "send a JSONL file or an `inferences` list"}, status=400)
         try:
-            records = services.inferences_parse(lines=lines, filename=filename)
+            records = similarity.inferences_parse(lines=lines, filename=filename)
         except services.InputFormatError as exc:
             return Response({"errors": exc.messages}, status=400)
-        run = services.similarity_run_create(
+        run = similarity.similarity_run_create(
             name=data.get("name") or filename, records=records, reference_set_id=reference_set_id, created_by=request.user
         )
         run = selectors.similarity_run_detail(run_id=run.pk)

@@ -9,32 +9,20 @@ ReferenceSeat / ReferenceDraft / SimilarityRun. The queue takes the context row 
 LOCKED; the unique constraints on a live (worker, context) and on a seat's (context,
 attribute, slot) and (context, attribute, worker) back the rules in SQL.
 """
-import csv
 import difflib
-import hashlib
-import io
 import json
 import re
 import unicodedata
 import uuid
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
-from statistics import mean
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from accounts.models import Role
-from annotation.models import Attribute, Context, Domain, Speaker
-from annotation import dialtom
-from annotation.parsers import InputError, iter_json_object, jsonl_record, lone_surrogate_field, read_text, remove_nul
-from annotation.services import contexts_ensure, domains_ensure
-from dialtom_site import jobs
+from annotation.models import Attribute, Context, Speaker
 
 from .models import (
     LIVE_ASSIGNMENT,
@@ -47,11 +35,8 @@ from .models import (
     ReferenceSetContext,
     ReferenceSetStatus,
     ReferenceSubmission,
-    SimilarityRun,
-    SimilarityRunStatus,
-    SimilarityScore,
 )
-from .selectors import accepted_references_by_context, contexts_stratified_sample
+from .selectors import contexts_stratified_sample
 
 MAX_TEXT_CHARS = 5000
 MAX_SECONDS = 24 * 3600
@@ -323,12 +308,17 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
             .filter(n_live__lt=capacity)
             .order_by("position")
         )
+        # A savepoint per context tried: one found full under its lock is let go at once. Holding
+        # it while waiting below for another context's lock could deadlock with a claim that
+        # holds that one and waits for this one (each had seen the other's context with room).
+        tried = transaction.savepoint()
         member = candidates.select_for_update(skip_locked=True, of=("self",)).first()
         if member is None:
             # Every context with room is locked by another claim right now: wait for the first
             # one rather than answer "nothing left" (its room is re-read under the lock).
             pk = candidates.values_list("pk", flat=True).first()
             if pk is None:
+                transaction.savepoint_commit(tried)
                 return None
             member = ReferenceSetContext.objects.select_for_update(of=("self",)).get(pk=pk)
         # Under the row lock: free the seats of stale leases, then take the attributes with room.
@@ -338,8 +328,10 @@ def reference_assignment_claim_next(*, worker, reference_set_id: int) -> Referen
         open_attributes = sorted((a for a in member.attributes if free[a]), key=lambda a: (-len(free[a]), Attribute.values.index(a)))
         chosen = open_attributes[: reference_set.attributes_per_worker]
         if not chosen:
+            transaction.savepoint_rollback(tried)  # releases the row lock (nothing was written that counts)
             skipped.append(member.pk)
             continue
+        transaction.savepoint_commit(tried)
         assignment = ReferenceAssignment.objects.create(
             member=member, worker=worker, attributes=[a for a in Attribute.values if a in chosen], expires_at=now + lease
         )
@@ -576,416 +568,3 @@ def reference_send_back(*, reviewer, assignment_id, reason: str) -> ReferenceAss
     assignment.reviewed_at = timezone.now()
     assignment.save(update_fields=["status", "review_reason", "reviewed_by", "reviewed_at"])
     return assignment
-
-
-# --- similarity ---------------------------------------------------------------------------
-
-_ATTRIBUTE_ALIASES = {a: a for a in Attribute.values} | {
-    "beliefs": "belief", "desires": "desire", "intentions": "intention", "emotions": "emotion",
-}
-
-
-def inferences_parse(*, lines, filename: str) -> list[dict]:
-    """Model inferences, JSONL `{context_id, attribute, text}`; all-or-nothing, errors as `file:line: field: reason`."""
-    records: list[dict] = []
-    errors: list[str] = []
-    seen: dict[tuple[str, str], int] = {}
-    for number, raw in enumerate(lines, start=1):
-        try:
-            obj = jsonl_record(raw, source=filename, number=number)
-        except InputError as exc:
-            errors.append(str(exc))
-            continue
-        if obj is None:
-            continue
-        context_id, attribute, text = obj.get("context_id"), obj.get("attribute"), obj.get("text")
-        if not isinstance(context_id, str) or not context_id.strip():
-            errors.append(f"{filename}:{number}: context_id: missing")
-            continue
-        attr = _ATTRIBUTE_ALIASES.get(str(attribute or "").strip().lower())
-        if attr is None:
-            errors.append(f"{filename}:{number}: attribute: {attribute!r} is not one of {', '.join(Attribute.values)}")
-            continue
-        if not isinstance(text, str) or not text.strip():
-            errors.append(f"{filename}:{number}: text: missing or empty")
-            continue
-        key = (context_id.strip(), attr)
-        if key in seen:
-            errors.append(f"{filename}:{number}: context_id: {key[0]} / {attr} repeats line {seen[key]}")
-            continue
-        seen[key] = number
-        records.append({"context_id": key[0], "attribute": attr, "text": text.strip()})
-    known = set(Context.objects.filter(context_id__in={r["context_id"] for r in records}).values_list("context_id", flat=True))
-    for r in records:
-        if r["context_id"] not in known:
-            errors.append(f"{filename}:{seen[(r['context_id'], r['attribute'])]}: context_id: unknown context {r['context_id']!r}")
-    if not records and not errors:
-        errors.append(f"{filename}:1: line: the file holds no inference")
-    if errors:
-        raise InputFormatError(sorted(errors, key=lambda m: int(m.split(":")[1])))
-    return records
-
-
-def similarity_run_create(*, name: str, records: list[dict], reference_set_id: int | None = None, created_by=None) -> SimilarityRun:
-    """Store an uploaded set of inferences and queue its scoring after commit (it waits, and
-    the jobs sweep queues it, while the broker is unreachable)."""
-    with transaction.atomic():
-        run = SimilarityRun.objects.create(
-            name=(name or "model inferences")[:200], reference_set_id=reference_set_id, inferences=records, created_by=created_by
-        )
-        jobs.job_queue_on_commit(SimilarityRun, run.pk)
-    return run
-
-
-def similarity_scores(*, inferences: list[dict], references: dict[tuple[str, str], list[str]]) -> list[dict]:
-    """Per attribute and over all: corpus BLEU (sacrebleu; every accepted reference of the context is one
-    of its references) and ROUGE-L (rouge-score; best F over the references, averaged over inferences)."""
-    import sacrebleu
-    from rouge_score import rouge_scorer
-
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
-    groups: dict[str, list[tuple[str, list[str]]]] = {a: [] for a in [*Attribute.values, "all"]}
-    skipped = {a: 0 for a in groups}
-    for record in inferences:
-        refs = references.get((record["context_id"], record["attribute"]), [])
-        if not refs:
-            skipped[record["attribute"]] += 1
-            skipped["all"] += 1
-            continue
-        groups[record["attribute"]].append((record["text"], refs))
-        groups["all"].append((record["text"], refs))
-    out = []
-    for attribute, pairs in groups.items():
-        if not pairs:
-            if skipped[attribute]:
-                out.append({"attribute": attribute, "bleu": 0.0, "rouge_l": 0.0, "n_contexts": 0, "n_references": 0,
-                            "n_skipped": skipped[attribute]})
-            continue
-        hyps = [h for h, _ in pairs]
-        width = max(len(r) for _, r in pairs)
-        ref_streams = [[r[i] if i < len(r) else None for _, r in pairs] for i in range(width)]
-        bleu = sacrebleu.corpus_bleu(hyps, ref_streams).score
-        rouge = mean(scorer.score_multi(r, h)["rougeL"].fmeasure for h, r in pairs)
-        out.append({
-            "attribute": attribute, "bleu": round(bleu, 4), "rouge_l": round(rouge, 6), "n_contexts": len(pairs),
-            "n_references": sum(len(r) for _, r in pairs), "n_skipped": skipped[attribute],
-        })
-    return out
-
-
-def similarity_run_compute(*, run_id: int) -> SimilarityRun:
-    """Score a run; safe to run twice (a finished run is left as it is, a failed one is redone)."""
-    run = SimilarityRun.objects.get(pk=run_id)
-    if run.status == SimilarityRunStatus.DONE:
-        return run
-    jobs.job_start(SimilarityRun, run_id, running=SimilarityRunStatus.RUNNING, from_statuses=SimilarityRunStatus.values)
-    SimilarityRun.objects.filter(pk=run_id).update(error="")
-    try:
-        with jobs.job_heartbeat(SimilarityRun, run_id):
-            references = accepted_references_by_context(reference_set_id=run.reference_set_id)
-            rows = similarity_scores(inferences=run.inferences, references=references)
-    except Exception as exc:  # recorded for staff to see; the task logs the traceback
-        SimilarityRun.objects.filter(pk=run_id).update(status=SimilarityRunStatus.FAILED, error=str(exc)[:2000])
-        raise
-    with transaction.atomic():
-        run = SimilarityRun.objects.select_for_update().get(pk=run_id)
-        SimilarityScore.objects.filter(run=run).delete()
-        SimilarityScore.objects.bulk_create(SimilarityScore(run=run, **row) for row in rows)
-        run.status = SimilarityRunStatus.DONE
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "finished_at"])
-    return run
-
-
-# --- the authors' written inferences ---------------------------------------------------------
-
-WRITTEN_INFERENCES_FILE = "written_inference.csv"
-WRITTEN_CONTEXTS_FILE = "combined_written_data.json"
-WRITTEN_COLUMNS = ("WorkerId", "dataset", "mental_state", "sub_id", "inferences")
-WRITTEN_SET = "dialtom-written"
-_WORKER_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-def written_inference_files(directory) -> tuple[Path, Path] | None:
-    """(inferences CSV, contexts JSON) when a directory holds both (or their `.sample` twins), else None."""
-    directory = Path(directory)
-    found = []
-    for name in (WRITTEN_INFERENCES_FILE, WRITTEN_CONTEXTS_FILE):
-        stem, ext = name.rsplit(".", 1)
-        path = next((p for p in (directory / name, directory / f"{stem}.sample.{ext}") if p.is_file()), None)
-        if path is None:
-            return None
-        found.append(path)
-    return found[0], found[1]
-
-
-def crowd_pseudonym(worker_id: str) -> str:
-    """The studio's username for an authors' worker: a stable pseudonym, not the platform's WorkerId."""
-    return "dialtom-w-" + hashlib.sha256(worker_id.encode()).hexdigest()[:10]
-
-
-@dataclass
-class _Written:
-    line: int
-    worker: str  # the pseudonym
-    context_id: str
-    attribute: str
-    text: str
-
-
-def _skip(path, line, key: str, field: str, reason: str) -> dict:
-    """A row or entry not imported (or a warning): the shape of import_dialtom's `skipped`."""
-    return {"file": Path(path).name, "line": line, "key": key, "field": field, "reason": reason}
-
-
-def _refuse_if_strict(strict: bool, skipped: list[dict]) -> None:
-    if strict and skipped:
-        first = skipped[0]
-        raise InputError(first["file"], first["line"], first["field"], first["reason"] + " (--strict: nothing imported)")
-
-
-def _written_contexts(path: Path, skipped: list, warnings: list, domains: dict) -> dict[str, tuple[dict, dict]]:
-    """combined_written_data.json -> context_id -> (context fields, where); bad entries go to `skipped`.
-
-    The contexts are made as for the authors' other files (`annotation.dialtom.context_of`);
-    `line` is the line of the dataset's key, `key` is `DATASET/session, window`."""
-    out: dict[str, tuple[dict, dict]] = {}
-    for line, dataset, entries in iter_json_object(path):
-        code = dialtom.DOMAINS.get(str(dataset).upper())
-        if code is None or not isinstance(entries, dict):
-            skipped.append(_skip(path, line, str(dataset), "dataset", f"unknown dataset {dataset!r} (expected MI, ESC "
-                                                                      "or PFG) or not an object of contexts"))
-            continue
-        for key, entry in entries.items():
-            where = f"{dataset}/{key}"
-            ctx, nul_fields = remove_nul(entry.get("ctx") if isinstance(entry, dict) else None)
-            warnings.extend(_skip(path, line, where, "ctx" if f == "record" else f"ctx[{f}]",
-                                  "NUL character removed (PostgreSQL cannot store it)") for f in nul_fields)
-            try:
-                if bad := lone_surrogate_field(ctx):
-                    raise dialtom.Skip("ctx", f"contains a lone surrogate (an invalid \\ud800-\\udfff escape) at {bad}")
-                context = dialtom.context_of(key, ctx, domains[code], source="dialtom-written")
-            except dialtom.Skip as exc:
-                skipped.append(_skip(path, line, where, exc.field, exc.reason))
-                continue
-            out[context["context_id"]] = (context, {"file": path, "line": line, "field": "ctx"})
-    return out
-
-
-def _written_rows(path: Path, contexts: dict, skipped: list, warnings: list, *, per_context: int) -> list[_Written]:
-    """written_inference.csv -> the rows that can be references; the others go to `skipped` with their line."""
-    text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    missing = [c for c in WRITTEN_COLUMNS if c not in (reader.fieldnames or [])]
-    if missing:
-        raise InputError(path, 1, "header", f"missing column(s) {', '.join(missing)} "
-                                            f"(expected {','.join(WRITTEN_COLUMNS)},wc)")
-    rows: list[_Written] = []
-    seen: dict[tuple[str, str, str], _Written] = {}
-    writers: dict[tuple[str, str], int] = defaultdict(int)
-    line = 1
-    for record in reader:
-        line, start = reader.line_num, line + 1  # a quoted field may span lines: report where the row starts
-        worker_id = (record.get("WorkerId") or "").strip()
-        dataset = (record.get("dataset") or "").strip()
-        state = (record.get("mental_state") or "").strip()
-        sub_id = (record.get("sub_id") or "").strip()
-        inference = record.get("inferences") or ""
-        problem = _written_row_problem(record, worker_id, dataset, state, sub_id, n_columns=len(reader.fieldnames))
-        key = f"{dataset}/{sub_id}/{state}"
-        if problem:
-            skipped.append(_skip(path, start, key, *problem))
-            continue
-        code, attribute = dialtom.DOMAINS[dataset.upper()], dialtom.STATE_ATTRIBUTES[state.lower()]
-        match = dialtom.RECORD_ID.match(sub_id)
-        context_id = f"{code}-s{int(match.group(1)):04d}-w{int(match.group(2)):02d}"
-        if context_id not in contexts:
-            skipped.append(_skip(path, start, key, "sub_id", f"no context {dataset} {sub_id!r} in "
-                                                             f"{WRITTEN_CONTEXTS_FILE} (or it was skipped)"))
-            continue
-        if "\x00" in inference:
-            inference = inference.replace("\x00", "")
-            warnings.append(_skip(path, start, key, "inferences", "NUL character removed (PostgreSQL cannot store it)"))
-        inference = inference.strip()
-        if not inference or len(inference) > MAX_TEXT_CHARS:
-            skipped.append(_skip(path, start, key, "inferences",
-                                 "empty" if not inference else f"longer than {MAX_TEXT_CHARS} characters"))
-            continue
-        worker = crowd_pseudonym(worker_id)
-        unit = (worker, context_id, attribute)
-        if unit in seen:
-            before = seen[unit]
-            skipped.append(_skip(path, start, key, "inferences", f"repeats line {before.line}" if before.text == inference
-                                 else f"worker {worker_id} wrote another {state} inference for {dataset} {sub_id!r} "
-                                      f"at line {before.line}"))
-            continue
-        if writers[(context_id, attribute)] >= per_context:
-            skipped.append(_skip(path, start, key, "WorkerId", f"{dataset} {sub_id!r} / {state} has {per_context} "
-                                                               "writers already (k)"))
-            continue
-        writers[(context_id, attribute)] += 1
-        seen[unit] = row = _Written(start, worker, context_id, attribute, inference)
-        rows.append(row)
-    return rows
-
-
-def _written_row_problem(record: dict, worker_id: str, dataset: str, state: str, sub_id: str, *,
-                         n_columns: int) -> tuple[str, str] | None:
-    """(field, reason) when a CSV row cannot be a reference by its own fields, else None."""
-    if None in record or any(record.get(c) is None for c in WRITTEN_COLUMNS):
-        return "row", f"expected {n_columns} columns"
-    if not _WORKER_ID.match(worker_id):
-        return "WorkerId", f"missing or not an id ({worker_id[:40]!r})"
-    if dataset.upper() not in dialtom.DOMAINS:
-        return "dataset", f"unknown dataset {dataset!r} (expected MI, ESC or PFG)"
-    if state.lower() not in dialtom.STATE_ATTRIBUTES:
-        return "mental_state", f"unknown state {state!r} (expected {', '.join(dialtom.STATES)})"
-    if not dialtom.RECORD_ID.match(sub_id):
-        return "sub_id", f"expected \"session, window\" like \"5, 2\" (got {sub_id!r})"
-    return None
-
-
-@transaction.atomic
-def written_inferences_import(
-    *, inferences: str | Path, contexts: str | Path, strict: bool = False, set_name: str = WRITTEN_SET,
-    per_context: int = 3,
-) -> dict:
-    """Import the authors' written inferences as accepted references of a closed reference set.
-
-    `contexts` (combined_written_data.json) gives the dialogue windows: "session, window" keys map
-    to context ids as in the release and pool import (`annotation.dialtom.context_of`) and missing
-    contexts are created. Each CSV row is one reference of the unit (context, mental_state) by one
-    worker; a worker's rows on a context are one accepted assignment with those attributes.
-    Workers become inactive crowd-worker accounts named by a pseudonym of their WorkerId.
-
-    A row that cannot be a reference is skipped and listed (`file`, `line`, `field`, `reason`);
-    with `strict` the first such row refuses the whole import (InputError). One transaction;
-    idempotent: a second run creates nothing.
-    """
-    domains_ensure()
-    inferences, contexts = Path(inferences), Path(contexts)
-    skipped: list[dict] = []
-    warnings: list[dict] = []
-    domains = {d.code: d for d in Domain.objects.all()}
-    found_contexts = _written_contexts(contexts, skipped, warnings, domains)
-    rows = _written_rows(inferences, found_contexts, skipped, warnings, per_context=per_context)
-    _refuse_if_strict(strict, skipped)
-
-    used = {r.context_id for r in rows}
-    context_pks, n_new_contexts = contexts_ensure({c: found_contexts[c] for c in sorted(used)})
-    User = get_user_model()
-    pseudonyms = sorted({r.worker for r in rows})
-    existing_users = set(User.objects.filter(username__in=pseudonyms).values_list("username", flat=True))
-    new_users = []
-    for name in pseudonyms:
-        if name not in existing_users:
-            user = User(username=name, role=Role.CROWD_WORKER, is_active=False)
-            user.set_unusable_password()
-            new_users.append(user)
-    User.objects.bulk_create(new_users)
-    user_pks = dict(User.objects.filter(username__in=pseudonyms).values_list("username", "pk"))
-
-    reference_set, _ = ReferenceSet.objects.get_or_create(
-        name=set_name,
-        defaults={"source": ReferenceSet.Source.AUTHORS, "status": ReferenceSetStatus.CLOSED, "per_context": per_context,
-                  "seed": None},
-    )
-    if reference_set.source != ReferenceSet.Source.AUTHORS:
-        raise InputError(inferences, "-", "reference_set", f"{set_name} exists and is not an import of the authors' "
-                                                            "written inferences")
-    by_context: dict[str, list[_Written]] = defaultdict(list)
-    for r in rows:
-        by_context[r.context_id].append(r)
-    members = {m.context_id: m for m in ReferenceSetContext.objects.select_for_update().filter(reference_set=reference_set)}
-    next_position = max((m.position for m in members.values()), default=-1) + 1
-    new_members = []
-    for context_id in sorted(by_context):
-        wanted = {r.attribute for r in by_context[context_id]}
-        member = members.get(context_pks[context_id])
-        if member is None:
-            new_members.append(ReferenceSetContext(
-                reference_set=reference_set, context_id=context_pks[context_id], position=next_position,
-                attributes=[a for a in Attribute.values if a in wanted],
-            ))
-            next_position += 1
-        elif not wanted <= set(member.attributes):
-            member.attributes = [a for a in Attribute.values if a in wanted | set(member.attributes)]
-            member.save(update_fields=["attributes"])
-    members.update({m.context_id: m for m in ReferenceSetContext.objects.bulk_create(new_members)})
-
-    now = timezone.now()
-    assignments = {
-        (a.member_id, a.worker_id): a
-        for a in ReferenceAssignment.objects.filter(member__reference_set=reference_set).filter(LIVE_ASSIGNMENT)
-    }
-    stored = {
-        (r.assignment.member_id, r.assignment.worker_id, r.attribute): r.text
-        for r in Reference.objects.filter(assignment__member__reference_set=reference_set).select_related("assignment")
-    }
-    seats_used: dict[tuple[int, str], set[int]] = defaultdict(set)
-    for member_id, attribute, slot in ReferenceSeat.objects.filter(member__reference_set=reference_set).values_list(
-        "member_id", "attribute", "slot"
-    ):
-        seats_used[(member_id, attribute)].add(slot)
-    by_assignment: dict[tuple[int, int], list[_Written]] = defaultdict(list)
-    for r in rows:
-        member = members[context_pks[r.context_id]]
-        key = (member.pk, user_pks[r.worker])
-        before = stored.get((*key, r.attribute))
-        if before is not None:
-            if before != r.text:
-                skipped.append(_skip(inferences, r.line, f"{r.context_id}/{r.attribute}", "inferences",
-                                     "another text is stored for this worker, context and state (imported before)"))
-            continue
-        by_assignment[key].append(r)
-    _refuse_if_strict(strict, skipped)
-    new_assignments, submissions, references, seats = [], [], [], []
-    members_by_pk = {m.pk: m for m in members.values()}
-    for (member_id, worker_pk), new_rows in sorted(by_assignment.items()):
-        member = members_by_pk[member_id]
-        texts = {r.attribute: r.text for r in new_rows}
-        if any(len(seats_used[(member_id, a)]) >= per_context for a in texts):
-            skipped.extend(_skip(inferences, r.line, f"{r.context_id}/{r.attribute}", "WorkerId",
-                                 "the unit has k writers already (imported before)") for r in new_rows)
-            continue
-        assignment = assignments.get((member_id, worker_pk))
-        if assignment is None:
-            assignment = ReferenceAssignment(
-                member=member, worker_id=worker_pk, attributes=[a for a in Attribute.values if a in texts],
-                status=AssignmentStatus.ACCEPTED, expires_at=now, submitted_at=now, reviewed_at=now,
-                review_reason="imported from the authors' written_inference.csv",
-            )
-            new_assignments.append(assignment)
-        else:  # a later file adds states to a worker's context
-            assignment.attributes = [a for a in Attribute.values if a in set(assignment.attributes) | set(texts)]
-            assignment.save(update_fields=["attributes"])
-        submissions.append(ReferenceSubmission(
-            assignment=assignment, texts=texts,
-            idempotency_key=uuid.uuid5(uuid.NAMESPACE_URL, f"dialtom-written:{set_name}:{assignment.pk}:{sorted(texts)}"),
-        ))
-        for a, text in texts.items():
-            references.append(Reference(assignment=assignment, attribute=a, text=text))
-            slot = min(set(range(per_context)) - seats_used[(member_id, a)])
-            seats_used[(member_id, a)].add(slot)
-            seats.append(ReferenceSeat(member=member, attribute=a, slot=slot, assignment=assignment, worker_id=worker_pk))
-    _refuse_if_strict(strict, skipped)
-    ReferenceAssignment.objects.bulk_create(new_assignments)
-    ReferenceSubmission.objects.bulk_create(submissions)
-    Reference.objects.bulk_create(references)
-    ReferenceSeat.objects.bulk_create(seats)
-    created = {"assignments": len(new_assignments), "references": len(references)}
-
-    units = {(r.context_id, r.attribute) for r in rows}
-    return {
-        "reference_set": reference_set.name,
-        "files": [inferences.name, contexts.name],
-        "references": len(rows),
-        "units": len(units),
-        "contexts": len(used),
-        "workers": len(pseudonyms),
-        "by_domain": dict(sorted(Counter(r.context_id.split("-", 1)[0] for r in rows).items())),
-        "created": {"references": created["references"], "assignments": created["assignments"],
-                    "contexts": n_new_contexts, "workers": len(new_users)},
-        "skipped": skipped,
-        "warnings": warnings,
-    }

@@ -10,8 +10,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.permissions import staff_required
+
 from . import selectors
-from . import services
+from . import services, similarity
 from annotation.models import Speaker
 from .models import ReferenceSet, ReferenceSetContext, ReferenceSetStatus
 
@@ -24,17 +26,6 @@ def crowd_worker_required(view):
     def wrapper(request, *args, **kwargs):
         if not request.user.is_crowd_worker:
             raise PermissionDenied("crowd workers only")
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
-def staff_required(view):
-    @wraps(view)
-    @login_required
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_project_staff:
-            raise PermissionDenied("staff only")
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -299,11 +290,11 @@ def similarity_runs(request):
             errors = [f"reference_set: no set called {set_name!r}"]
         else:
             try:
-                records = services.inferences_parse(lines=upload.read().splitlines(), filename=upload.name)
+                records = similarity.inferences_parse(lines=upload.read().splitlines(), filename=upload.name)
             except services.InputFormatError as exc:
                 errors = exc.messages
             else:
-                run = services.similarity_run_create(
+                run = similarity.similarity_run_create(
                     name=request.POST.get("name") or upload.name, records=records,
                     reference_set_id=reference_set.pk if reference_set else None, created_by=request.user,
                 )

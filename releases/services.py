@@ -102,6 +102,24 @@ def _release_claim(release_id: int) -> Release | None:
     return Release.objects.get(pk=release_id)
 
 
+def _stale_builds_remove(root: Path, *, building: str) -> list[str]:
+    """Remove the `.tmp-<version>-…` folders that killed builds left in the release root: those
+    of the release being built (its build is ours now) and of every release no worker is
+    building. Returns the names removed."""
+    live = set(
+        Release.objects.filter(status=ReleaseStatus.BUILDING).exclude(version=building).values_list("version", flat=True)
+    )
+    removed = []
+    for path in sorted(root.glob(".tmp-*")):
+        version = path.name.removeprefix(".tmp-").rpartition("-")[0]
+        if path.is_dir() and version not in live:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+    if removed:
+        logger.warning("removed what killed release builds left: %s", ", ".join(removed))
+    return removed
+
+
 def release_build(*, release_id: int) -> Release:
     """Builds the files of a release under RELEASE_ROOT/<version>/; safe to run twice.
 
@@ -113,6 +131,7 @@ def release_build(*, release_id: int) -> Release:
         return Release.objects.get(pk=release_id)
     root = release_root()
     root.mkdir(parents=True, exist_ok=True)
+    _stale_builds_remove(root, building=release.version)
     final = root / release.version
     tmp = root / f".tmp-{release.version}-{uuid.uuid4().hex[:8]}"
     try:

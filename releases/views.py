@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
-from scoring.permissions import can_read_scores
+from accounts.permissions import can_read_scores
 
 from . import selectors
 from .models import Release

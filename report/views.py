@@ -2,7 +2,7 @@
 from django.http import Http404
 from django.shortcuts import render
 
-from dashboard.views import staff_required
+from accounts.permissions import staff_required
 from releases.models import Release, ReleaseStatus
 
 from . import selectors, tables

@@ -11,17 +11,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Batch
-from dashboard.views import staff_required
+from accounts.permissions import staff_required
+from dialtom_site.errors import validation_text
 from verification import selectors as verification_selectors
 
 from . import selectors, services
 from .forms import AdjudicationForm, FlagForm, FlagHandleForm
 from .models import EXAMPLE_TOPICS, FlagStatus
-
-
-def _errors(exc: ValidationError) -> str:
-    return "; ".join(f"{field}: {' '.join(msgs)}" if field != "__all__" else " ".join(msgs)
-                     for field, msgs in exc.message_dict.items()) if hasattr(exc, "error_dict") else " ".join(exc.messages)
 
 
 # --- Verifiers ----------------------------------------------------------------------------
@@ -30,10 +26,7 @@ def _errors(exc: ValidationError) -> str:
 def _verifier_batch(request, batch_name):
     if not request.user.can_audit:
         raise PermissionDenied("guidelines and flags are for verifiers")
-    batch = verification_selectors.batch_for_verifier(verifier=request.user, name=batch_name)
-    if batch is None:
-        raise Http404("no such batch for you")
-    return batch
+    return verification_selectors.batch_for_verifier_or_404(verifier=request.user, name=batch_name)
 
 
 @login_required
@@ -54,7 +47,7 @@ def flag(request, batch_name):
             flagged = services.flag_submit(verifier=request.user, claim_id=form.cleaned_data["claim"],
                                            reason=form.cleaned_data["reason"], comment=form.cleaned_data["comment"])
         except ValidationError as exc:
-            error = _errors(exc)
+            error = validation_text(exc)
     else:
         error = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
     if request.htmx:
@@ -113,7 +106,7 @@ def item_detail(request, item_id):
                 services.adjudication_record(item_id=item_id, decision=form.cleaned_data["decision"],
                                              reason=form.cleaned_data["reason"], staff=request.user)
             except ValidationError as exc:
-                form.add_error(None, _errors(exc))
+                form.add_error(None, validation_text(exc))
             else:
                 messages.success(request, f"{item_id}: {form.cleaned_data['decision']} recorded; the next release honours it.")
                 return redirect("review:item", item_id=item_id)
@@ -161,7 +154,7 @@ def guideline_edit(request, batch_name):
             try:
                 services.guideline_set(batch_name=batch.name, text=text, examples=examples, updated_by=request.user)
             except ValidationError as exc:
-                error, status = _errors(exc), 400
+                error, status = validation_text(exc), 400
             else:
                 messages.success(request, f"Guideline of {batch.name} saved: verifiers see it from their next item.")
                 return redirect("review:guideline-edit", batch_name=batch.name)

@@ -1,21 +1,7 @@
+"""Who may read scores and manage model runs, as DRF permissions (the rules are `accounts.permissions`)."""
 from rest_framework.permissions import BasePermission
 
-from accounts.models import Role
-
-
-def can_read_scores(user) -> bool:
-    """Leaderboards are for staff and release readers (they hold the released labels)."""
-    return user.is_authenticated and (user.is_project_staff or user.role == Role.RELEASE_READER)
-
-
-def can_upload_runs(user) -> bool:
-    """Staff, and release readers (the benchmark's users: model builders) for runs of their own."""
-    return can_read_scores(user)
-
-
-def can_manage_runs(user) -> bool:
-    """Rescoring and publishing runs: staff."""
-    return user.is_authenticated and user.is_project_staff
+from accounts.permissions import can_manage_runs, can_read_scores, can_upload_runs
 
 
 class ReadsScores(BasePermission):

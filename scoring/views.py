@@ -11,7 +11,7 @@ from releases.models import Release, ReleaseStatus
 from . import selectors, services
 from .forms import UploadForm
 from .models import ModelRun, ScoreStatus
-from .permissions import can_manage_runs, can_read_scores, can_upload_runs
+from accounts.permissions import can_manage_runs, can_read_scores, can_upload_runs
 
 FACET_TITLES = {"task": "Task", "domain": "Domain", "attribute": "Attribute", "variant": "Variant"}
 

@@ -1,33 +1,17 @@
-"""Writes of adaptive overlap: the refresh that decides which items of a batch get one more judgment.
+"""Adaptive overlap, on the queue's side: the policy a batch is opened with, and whether it is settled.
 
-The policy itself is `aggregation.overlap` (plain functions, also run by `overlap_simulate`);
-this module feeds it a batch's judgments and writes its answer into the queue: `needed`
-up by one (never past k-max) and `priority` on the slots of the items it is unsure of.
-
-A batch works in rounds. The refresh acts only on a *settled* batch (every item has the
-judgments it was asked for, no claim in flight), so it always fits the model on whole
-rounds: the live queue and the replay of the same judgments take the same decisions.
-Refreshes are requested after each judgment (`overlap_refresh_request`, throttled to one per
-refresh interval and batch) and by the periodic sweep; a refresh is safe to run any number
-of times (on a batch that is not settled, or already decided, it changes nothing).
+The refresh that decides which items get one more judgment fits the aggregation model:
+it is `aggregation.adaptive`, queued by name after a judgment (`aggregation.tasks`).
 """
 from __future__ import annotations
 
-import logging
-
-from django.core.cache import cache
-from django.db import transaction
 from django.db.models import Count, F
-from django.utils import timezone
 
-from accounts.models import User
-from aggregation.overlap import OverlapPolicy, batch_round, policy_from_settings
-from aggregation.selectors import usable_judgments
 from annotation.models import Batch, Item
 
+from .errors import VerificationError
 from .models import AdaptiveOverlap, Claim, ClaimStatus, QueueSlot
-
-logger = logging.getLogger(__name__)
+from .policy import policy_from_settings
 
 
 def adaptive_overlap_set(*, batch: Batch, k_min: int | None, k_max: int | None) -> AdaptiveOverlap | None:
@@ -36,8 +20,6 @@ def adaptive_overlap_set(*, batch: Batch, k_min: int | None, k_max: int | None) 
     k-min..k-max with k-max > k-min makes the batch adaptive, with the thresholds and refresh
     interval of the settings as they are now; k-max == k-min (or neither) is fixed k.
     """
-    from .services import VerificationError
-
     if k_min is None and k_max is None:
         return AdaptiveOverlap.objects.filter(batch=batch).first()
     if k_min is None or k_max is None:
@@ -56,20 +38,6 @@ def adaptive_overlap_set(*, batch: Batch, k_min: int | None, k_max: int | None) 
     return adaptive
 
 
-def overlap_refresh_request(*, batch_id: int, refresh_seconds: float) -> bool:
-    """Queue one refresh of the batch in `refresh_seconds`, unless one is queued already."""
-    from .tasks import batch_overlap_refresh_task
-
-    if not cache.add(_refresh_key(batch_id), 1, timeout=int(refresh_seconds) + 60):
-        return False
-    batch_overlap_refresh_task.apply_async(kwargs={"batch_id": batch_id}, countdown=refresh_seconds)
-    return True
-
-
-def _refresh_key(batch_id: int) -> str:
-    return f"overlap-refresh-queued:{batch_id}"
-
-
 def batch_is_settled(*, batch_id: int) -> bool:
     """Every benchmark item holds the judgments it was asked for and no claim is in flight."""
     slots = QueueSlot.objects.filter(batch_id=batch_id, is_gold=False)
@@ -83,70 +51,3 @@ def batch_is_settled(*, batch_id: int) -> bool:
         .filter(queue_slot__needed__gt=F("n"))
     )
     return not short.exists()
-
-
-def batch_overlap_refresh(*, batch_id: int) -> dict:
-    """Refit the batch's model and ask one more judgment of every item it is unsure of.
-
-    Returns what it did: `acted` False when the batch is not adaptive or not settled.
-    """
-    cache.delete(_refresh_key(batch_id))  # judgments from now on request a new refresh
-    with transaction.atomic():
-        adaptive = AdaptiveOverlap.objects.select_for_update().filter(batch_id=batch_id).first()
-        if adaptive is None:
-            return {"batch_id": batch_id, "adaptive": False, "acted": False}
-        if not batch_is_settled(batch_id=batch_id):
-            return {"batch_id": batch_id, "adaptive": True, "acted": False, "rounds": adaptive.rounds}
-        policy = OverlapPolicy.from_dict(adaptive.policy)
-        frame, items, answers, tasks = _batch_policy_input(batch_id=batch_id)
-        decisions = batch_round(frame, items=items, answers=answers, tasks=tasks, policy=policy)
-        pk_of = dict(Item.objects.filter(batch_id=batch_id, is_gold=False).values_list("item_id", "pk"))
-        by_pk = {pk_of[item]: decision for item, decision in decisions.items()}
-        # an item every verifier of the batch's pools has judged cannot get another one
-        pool_size = User.objects.filter(pools__batches=batch_id).distinct().count()
-        asked = 0
-        for pk in sorted(pk for pk, decision in by_pk.items() if decision.more):  # fixed lock order
-            asked += QueueSlot.objects.filter(pk=pk, needed__lt=policy.k_max, taken__lt=pool_size).update(
-                needed=F("needed") + 1, priority=by_pk[pk].priority
-            )
-        adaptive.rounds += 1
-        adaptive.undecided = asked
-        adaptive.settled = asked == 0
-        adaptive.refreshed_at = timezone.now()
-        adaptive.save(update_fields=["rounds", "undecided", "settled", "refreshed_at"])
-        settled = adaptive.settled
-    if settled:
-        from .tasks import batch_progress_check
-
-        transaction.on_commit(lambda: batch_progress_check.delay(batch_id=batch_id))
-    logger.info("batch %s: overlap round %s asked %s more judgments", batch_id, adaptive.rounds, asked)
-    return {"batch_id": batch_id, "adaptive": True, "acted": True, "rounds": adaptive.rounds, "asked": asked, "settled": settled}
-
-
-def _batch_policy_input(*, batch_id: int):
-    """The batch's judgments as the policy reads them: keyed by item id and username, as in
-    a judgments.csv export (so the replay of that export fits exactly the same frame)."""
-    import pandas as pd
-
-    rows = list(
-        usable_judgments()  # what Dawid–Skene fits: no excluded verifiers, no exposed judgments (by the setting)
-        .filter(batch_id=batch_id)
-        .order_by()
-        .values_list("item__item_id", "verifier__username", "label")
-    )
-    frame = pd.DataFrame.from_records(rows, columns=["task", "worker", "label"])
-    benchmark = list(
-        Item.objects.filter(batch_id=batch_id, is_gold=False).order_by("item_id").values_list("item_id", "answer", "task")
-    )
-    items = [i for i, _, _ in benchmark]
-    answers = {i: answer for i, answer, _ in benchmark}
-    tasks = {i: task for i, _, task in benchmark}
-    return frame, items, answers, tasks
-
-
-def overlap_refresh_due() -> list[dict]:
-    """The sweep: refresh every open adaptive batch that is not settled (catches a lost request)."""
-    ids = list(
-        AdaptiveOverlap.objects.filter(settled=False, batch__status="open").order_by("batch_id").values_list("batch_id", flat=True)
-    )
-    return [batch_overlap_refresh(batch_id=batch_id) for batch_id in ids]

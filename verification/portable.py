@@ -19,6 +19,7 @@ from accounts.models import Pool
 from annotation.models import Batch, BatchStatus, Task
 
 from . import queue
+from .statements import NextResult
 from .models import Claim, ClaimStatus, QueueSlot, QueueTurn
 
 CLAIM_RELATED = ("item", "item__context", "item__context__domain", "batch")
@@ -42,10 +43,8 @@ def _gold_is_due(*, verifier_id: int, batch: Batch) -> bool:
 
 
 @transaction.atomic
-def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False, avoid=()):
+def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False, avoid=()) -> NextResult:
     """What `statements.claim_next` does, step by step; returns its `NextResult`."""
-    from .statements import NextResult  # noqa: PLC0415 (statements imports this module)
-
     batch = Batch.objects.filter(name=batch_name, pools__in=Pool.objects.filter(members=verifier_id)).distinct().first()
     if batch is None:
         return NextResult(claim=None, found=False, batch_status=None, turned=False, picked=None, waiting=False)

@@ -4,6 +4,7 @@ an item into what the verifier is shown."""
 from __future__ import annotations
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Role, User
@@ -25,6 +26,14 @@ def batches_for_verifier(*, verifier: User) -> QuerySet[Batch]:
 
 def batch_for_verifier(*, verifier: User, name: str) -> Batch | None:
     return Batch.objects.filter(name=name, pools__members=verifier).distinct().first()
+
+
+def batch_for_verifier_or_404(*, verifier: User, name: str) -> Batch:
+    """The batch of that name open to the verifier's pools, or a 404 (the pages' lookup)."""
+    batch = batch_for_verifier(verifier=verifier, name=name)
+    if batch is None:
+        raise Http404("no such batch for you")
+    return batch
 
 
 def queue_progress_for(*, verifier: User, batch: Batch) -> dict:

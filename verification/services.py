@@ -15,16 +15,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Max, OuterRef, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Pool, User
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Task
+from dialtom_site import jobs
 
-from . import queue, statements
+from . import portable, queue, statements
 from .locks import claims_for_update, judgments_for_update
+from .adaptive import adaptive_overlap_set
+from .errors import VerificationError
 from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot, SkipReason
 from .queue import display_order_for  # noqa: F401 (re-exported: the order a claim shows)
 
@@ -33,17 +36,6 @@ logger = logging.getLogger(__name__)
 # Gold items are attention checks shown to every verifier: their slot never fills up.
 GOLD_NEEDED = 32767
 VERDICTS = (Label.NONE.value, Label.MULTIPLE.value)
-
-
-class VerificationError(Exception):
-    """A refused request; `status` is the HTTP status the API answers with."""
-
-    def __init__(self, message: str, *, code: str = "invalid", status: int = 400, field: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.status = status
-        self.field = field
 
 
 # --- helpers ------------------------------------------------------------------------
@@ -83,19 +75,21 @@ BROKER_BACKOFF_SECONDS = 30.0
 _broker_down_until = 0.0
 
 
-def _enqueue_after_commit(task, **kwargs) -> None:
-    """Queue a follow-up task once the transaction commits; a broker outage never fails the write."""
+def _enqueue_after_commit(task: str, **kwargs) -> None:
+    """Queue a follow-up task, named by its dotted path (`jobs.task_named`), once the transaction
+    commits; a broker outage never fails the write."""
 
     def send():
         global _broker_down_until
         if time.monotonic() < _broker_down_until:
-            logger.warning("not queueing %s(%s): broker marked unavailable", task.name, kwargs)
+            logger.warning("not queueing %s(%s): broker marked unavailable", task, kwargs)
             return
+        follow_up = jobs.task_named(task)  # a wrong name fails loudly, never taken for a broker outage
         try:
-            task.apply_async(kwargs=kwargs, retry=False)
+            follow_up.apply_async(kwargs=kwargs, retry=False)
         except Exception:  # noqa: BLE001 — the judgment is stored; the follow-up is best effort
             _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
-            logger.warning("could not queue %s(%s): broker unavailable", task.name, kwargs, exc_info=True)
+            logger.warning("could not queue %s(%s): broker unavailable", task, kwargs, exc_info=True)
 
     transaction.on_commit(send)
 
@@ -157,10 +151,17 @@ def _slots_release(counts: Counter) -> None:
 ROUNDS = 50
 
 
+def _claim_next(**kwargs) -> statements.NextResult:
+    """The claim statement on PostgreSQL; its steps through the ORM elsewhere (SQLite: the demo)."""
+    if connection.vendor == "postgresql":
+        return statements.claim_next(**kwargs)
+    return portable.claim_next(**kwargs)
+
+
 def _claim_attempts(*, verifier: User, batch_name: str, exposure_allowed: bool) -> statements.NextResult:
     avoid: list[int] = []  # contexts whose row someone else was claiming: pass them over, as SKIP LOCKED does slots
     for attempt in range(ROUNDS):
-        result = statements.claim_next(
+        result = _claim_next(
             verifier_id=verifier.pk, batch_name=batch_name, exposure_allowed=exposure_allowed, avoid=avoid
         )
         if not result.contended:
@@ -337,9 +338,7 @@ def judgment_submit(
 def _item_filled(*, batch_id: int) -> None:
     """An item reached the judgments it needs: check the batch (complete? adaptive refit?)
     once this commits. Not on every answer: only this one can change the answer."""
-    from .tasks import batch_progress_check
-
-    _enqueue_after_commit(batch_progress_check, batch_id=batch_id)
+    _enqueue_after_commit("aggregation.tasks.batch_progress_check", batch_id=batch_id)
 
 
 @transaction.atomic
@@ -478,9 +477,8 @@ def batch_open(
     create: bool = True,
 ) -> tuple[Batch, bool]:
     """Open (create or reopen) a batch to pools of verifiers, with overlap k, or adaptive
-    overlap k-min..k-max (`verification.adaptive`; its batch's overlap is k-min).
+    overlap k-min..k-max (`verification.adaptive`, refreshed by `aggregation.adaptive`; its batch's overlap is k-min).
     With `create=False` a name no batch has is refused (a typo would open an empty batch)."""
-    from .adaptive import adaptive_overlap_set
 
     if k_min is not None and overlap is not None and overlap != k_min:
         raise VerificationError("give either overlap or k_min/k_max", field="overlap")

@@ -19,12 +19,12 @@ per connection and reuses the plan (persistent connections: `CONN_MAX_AGE`). Out
 """
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from functools import cache
 
 import psycopg
-from psycopg import _queries
 from django.db import connection
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
@@ -32,7 +32,7 @@ from django.db.models.expressions import RawSQL
 from accounts.models import Pool
 from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domain, Item, Task, Variant
 
-from . import portable, queue
+from . import queue
 from .models import Claim, ClaimStatus, Judgment, QueueSlot, QueueTurn
 
 RETRO = Task.RETROSPECTIVE.value
@@ -62,23 +62,25 @@ def _compile(queryset) -> tuple[str, tuple]:
     return queryset.query.get_compiler(connection=connection).as_sql()
 
 
-class _ConvertedOnce(_queries.PostgresQuery):
-    """psycopg converts a query's `%s` placeholders on every run unless the query is short
-    (4 KiB); these two are longer, and always the same two: convert each once."""
-
-    def convert(self, query, vars) -> None:
-        self.query, self._want_formats, self._order, self._parts = _queries._query2pg(
-            self._ensure_bytes(query), self._tx.encoding
-        )
-        self.dump(vars)
+_PLACEHOLDER = re.compile(r"%(%|s)")
 
 
-class _PreparedCursor(psycopg.Cursor):
-    """Server-side binding, always prepared: PostgreSQL plans the statement once per connection.
-    (Django turns psycopg's automatic preparing off, for connection poolers' sake; these two
-    statements ask for it.)"""
+@cache
+def _native(sql: str) -> str:
+    """`sql` with PostgreSQL's own placeholders: Django's `%s` become `$1`, `$2` … and `%%` a `%`.
 
-    _query_cls = _ConvertedOnce
+    psycopg converts a query's `%s` on every run unless the query is short (4 KiB); these two
+    are longer (the claim about 22 KB: half a millisecond a run) and always the same two, so
+    they are converted here once per process and run on a `RawCursor`, which takes them as
+    they are."""
+    numbers = iter(range(1, sql.count("%s") + 1))
+    return _PLACEHOLDER.sub(lambda m: "%" if m.group(1) == "%" else f"${next(numbers)}", sql)
+
+
+class _PreparedCursor(psycopg.RawCursor):
+    """Server-side binding, native placeholders, always prepared: PostgreSQL plans the statement
+    once per connection. (Django turns psycopg's automatic preparing off, for connection
+    poolers' sake; these two statements ask for it.) Public psycopg API (3.2 and later)."""
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
         return super().execute(query, params, prepare=True, binary=binary)
@@ -93,7 +95,7 @@ def _execute(sql: str, params) -> tuple:
         connection.connection.prepare_threshold = 5
     raw = _PreparedCursor(connection.connection)
     with connection._prepare_cursor(raw) as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_native(sql), params)
         return cursor.fetchone()
 
 
@@ -280,10 +282,7 @@ class NextResult:
 
 def claim_next(*, verifier_id: int, batch_name: str, exposure_allowed: bool = False, avoid=()) -> NextResult:
     """Run the claim statement once (see the module's docstring), passing over the contexts in `avoid`.
-    Elsewhere than on PostgreSQL (SQLite: the demo) the same steps run through the ORM (`portable.py`)."""
-    if connection.vendor != "postgresql":
-        return portable.claim_next(verifier_id=verifier_id, batch_name=batch_name, exposure_allowed=exposure_allowed,
-                                   avoid=avoid)
+    PostgreSQL only: elsewhere (SQLite: the demo) `services` runs the same steps through the ORM (`portable.py`)."""
     sql, tail = _claim_next_sql(exposure_allowed, queue.exposed_judgments_count())
     inner, outer = queue.hmac_pads()
     row = _execute(sql, (verifier_id, batch_name, inner, outer, list(queue.DISPLAY_ORDERS), list(avoid), *tail))

@@ -25,13 +25,6 @@ def _verifier_only(request):
         raise PermissionDenied("the audit queue is for verifiers and baseline participants")
 
 
-def _batch_or_404(request, batch_name):
-    batch = selectors.batch_for_verifier(verifier=request.user, name=batch_name)
-    if batch is None:
-        raise Http404("no such batch for you")
-    return batch
-
-
 UNDO_SECONDS = 10
 
 
@@ -80,14 +73,14 @@ def batch_list(request):
 @login_required
 def audit(request, batch_name):
     _verifier_only(request)
-    return _render_audit(request, _batch_or_404(request, batch_name))
+    return _render_audit(request, selectors.batch_for_verifier_or_404(verifier=request.user, name=batch_name))
 
 
 @login_required
 @require_POST
 def audit_answer(request, batch_name):
     _verifier_only(request)
-    batch = _batch_or_404(request, batch_name)
+    batch = selectors.batch_for_verifier_or_404(verifier=request.user, name=batch_name)
     form = AuditForm(request.POST)
     if not form.is_valid():
         claim = _own_claim(request, form.data.get("claim"))
@@ -124,7 +117,7 @@ def audit_answer(request, batch_name):
 def claim_restore(request, batch_name, claim_id):
     """Take a skipped item back (it comes after the item in hand)."""
     _verifier_only(request)
-    batch = _batch_or_404(request, batch_name)
+    batch = selectors.batch_for_verifier_or_404(verifier=request.user, name=batch_name)
     try:
         services.claim_restore(verifier=request.user, claim_id=claim_id)
     except services.VerificationError as exc:

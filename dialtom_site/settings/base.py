@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "review",
     "studies",
     "report",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -218,7 +219,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     # adaptive overlap: refresh every unsettled adaptive batch whose per-judgment request was lost
     "overlap-refresh-due": {
-        "task": "verification.tasks.overlap_refresh_due",
+        "task": "aggregation.tasks.overlap_refresh_due",
         "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
     },
     "jobs-sweep": {

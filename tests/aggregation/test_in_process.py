@@ -39,7 +39,7 @@ def committed(transactional_db, synthetic_dir):
 
 def test_a_complete_batch_is_aggregated_in_process(committed, eager):
     from verification.services import batch_queue_sync
-    from verification.tasks import batch_progress_check
+    from aggregation.tasks import batch_progress_check
 
     # Given a batch holding all its judgments (its queue full), tasks in process
     batch = Batch.objects.get(name="batch-001")

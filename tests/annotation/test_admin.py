@@ -3,7 +3,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Batch, Context, Item, Session
-from annotation.services import demo_data_load
+from demo.services import demo_data_load
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from annotation.dialtom import STATE_ATTRIBUTES
 from annotation.models import Batch, Context, Item
-from annotation.services import dialtom_import
+from annotation.authors import dialtom_import
 
 from .conftest import FIXTURES, run
 

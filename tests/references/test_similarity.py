@@ -6,7 +6,7 @@ import uuid
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from references import services
+from references import services, similarity
 from references.models import SimilarityRun, SimilarityRunStatus, SimilarityScore
 from tests.factories import CrowdWorkerFactory, StaffFactory
 
@@ -35,7 +35,7 @@ INFERENCES = [
 
 
 def test_scores_match_the_hand_computed_values():
-    rows = {r["attribute"]: r for r in services.similarity_scores(inferences=INFERENCES, references=REFS)}
+    rows = {r["attribute"]: r for r in similarity.similarity_scores(inferences=INFERENCES, references=REFS)}
     assert set(rows) == {"belief", "all"}
     assert rows["belief"]["bleu"] == pytest.approx(HAND_BLEU, abs=0.01)
     assert rows["belief"]["rouge_l"] == pytest.approx(HAND_ROUGE_L, abs=1e-5)
@@ -54,7 +54,7 @@ def test_inference_file_errors_name_file_line_and_field(db):
         '{"context_id": "mi-s0000-w00", "attribute": "desire", "text": " "}',
     ]
     with pytest.raises(services.InputFormatError) as err:
-        services.inferences_parse(lines=lines, filename="model.jsonl")
+        similarity.inferences_parse(lines=lines, filename="model.jsonl")
     assert err.value.messages == [
         "model.jsonl:2: json: invalid JSON (Expecting value, column 1)",
         "model.jsonl:3: attribute: 'mood' is not one of belief, desire, intention, emotion, knowledge, trust",
@@ -129,5 +129,5 @@ def test_similarity_job_runs_in_the_real_worker(celery_worker, client):
     assert "75.98" in page and "0.917" in page
 
     # Running the job again changes nothing
-    services.similarity_run_compute(run_id=run.pk)
+    similarity.similarity_run_compute(run_id=run.pk)
     assert SimilarityScore.objects.filter(run=run).count() == 2

@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from references import selectors, services
+from references import selectors, services, similarity
 from references.models import AssignmentStatus, Reference, ReferenceAssignment, ReferenceDraft, ReferenceSeat
 from tests.factories import CrowdWorkerFactory, api_for
 
@@ -96,7 +96,7 @@ def test_similarity_is_against_the_references_of_each_context_and_attribute(two_
     by_unit = selectors.accepted_references_by_context(reference_set_id=two_units.pk)
     assert sorted(by_unit) == [(context_id, "belief"), (context_id, "trust")]
     assert sum(len(v) for v in by_unit.values()) == 3
-    rows = {r["attribute"]: r for r in services.similarity_scores(
+    rows = {r["attribute"]: r for r in similarity.similarity_scores(
         inferences=[{"context_id": context_id, "attribute": "trust", "text": by_unit[(context_id, "trust")][0]},
                     {"context_id": context_id, "attribute": "emotion", "text": "no unit asked for this"}],
         references=by_unit,

@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Context, Item
 from annotation.parsers import InputError
-from references import selectors, services
+from references import selectors, similarity
+from references import written as written_inferences
 from references.models import (
     AssignmentStatus,
     Reference,
@@ -33,7 +34,7 @@ HEADER = ["WorkerId", "dataset", "mental_state", "sub_id", "inferences", "wc"]
 
 
 def run(csv_path=SAMPLE_CSV, json_path=SAMPLE_JSON, **kwargs):
-    return services.written_inferences_import(inferences=csv_path, contexts=json_path, **kwargs)
+    return written_inferences.written_inferences_import(inferences=csv_path, contexts=json_path, **kwargs)
 
 
 def sample_rows() -> list[dict]:
@@ -73,7 +74,7 @@ def test_the_sample_imports_as_accepted_references_of_context_state_units():
     member = ReferenceSetContext.objects.get(reference_set=written, context__context_id="mi-s0005-w09")
     assert member.attributes == ["belief", "intention", "trust"]  # the states written for "5, 9"
     # A worker's rows on a context are one accepted assignment with exactly those attributes
-    one = services.crowd_pseudonym("A18LFH7XW61JO9")
+    one = written_inferences.crowd_pseudonym("A18LFH7XW61JO9")
     assignment = ReferenceAssignment.objects.get(member=member, worker__username=one)
     assert assignment.status == AssignmentStatus.ACCEPTED and assignment.attributes == ["belief", "intention", "trust"]
     assert dict(assignment.references.values_list("attribute", "text"))["trust"].startswith("I view my counselor")
@@ -95,7 +96,7 @@ def test_workers_are_pseudonymous_crowd_accounts_that_cannot_log_in():
         assert user.is_crowd_worker and not user.is_active and not user.has_usable_password()
     names = {u.username for u in users}
     assert not any(r["WorkerId"] in name for r in sample_rows() for name in names)  # no platform id stored
-    assert services.crowd_pseudonym("A18LFH7XW61JO9") in names
+    assert written_inferences.crowd_pseudonym("A18LFH7XW61JO9") in names
 
 
 def test_a_second_run_creates_nothing():
@@ -116,7 +117,7 @@ def test_export_and_similarity_use_the_imported_units():
     rows = sample_rows()
     belief = [r["inferences"] for r in rows if (r["sub_id"], r["mental_state"]) == ("5, 9", "Belief")]
     assert sorted(by_unit[("mi-s0005-w09", "belief")]) == sorted(belief)
-    scores = {s["attribute"]: s for s in services.similarity_scores(
+    scores = {s["attribute"]: s for s in similarity.similarity_scores(
         inferences=[{"context_id": "mi-s0005-w09", "attribute": "belief", "text": belief[0]}], references=by_unit)}
     assert scores["belief"]["rouge_l"] == pytest.approx(1.0) and scores["belief"]["n_references"] == 3
     exported = list(selectors.references_export_rows(reference_set=ReferenceSet.objects.get()))
@@ -188,7 +189,7 @@ def test_dirty_rows_are_skipped_and_listed_by_file_line_and_field(dirty):
     # What could be imported was: W1, W2, W3 on belief; W4 on trust (its text keeps its line break)
     assert report["references"] == 4 and report["units"] == 2 and report["workers"] == 4
     texts = dict(Reference.objects.filter(attribute="belief").values_list("assignment__worker__username", "text"))
-    assert texts[services.crowd_pseudonym("W2")] == "I believe my friends calm down."
+    assert texts[written_inferences.crowd_pseudonym("W2")] == "I believe my friends calm down."
     assert Reference.objects.get(attribute="trust").text == "I view the counselor as\nsomeone who listens."
     assert not Context.objects.filter(context_id="mi-s0007-w01").exists()
 

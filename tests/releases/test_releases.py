@@ -270,3 +270,20 @@ def test_a_carriage_return_in_a_release_text_is_quoted():
 
     line = CsvLines().line(["a\rb", 7])
     assert list(csv.reader(io.StringIO(line.decode(), newline=""))) == [["a\rb", "7"]]
+
+
+def test_a_build_removes_what_killed_builds_left_but_not_a_live_build_s_folder(world, release_root):
+    # Given the folders of two killed builds (this release's, and one of a release nobody builds)
+    # and that of a release another worker is building right now
+    release_root.mkdir(parents=True)
+    Release.objects.create(version="v7", status=ReleaseStatus.BUILDING)
+    for name in (".tmp-v1-0a1b2c3d", ".tmp-v9-x-5e6f7a8b", ".tmp-v7-11223344"):
+        (release_root / name).mkdir()
+        (release_root / name / "items.csv").write_text("half written")
+
+    # When v1 is built
+    release = build("v1")
+
+    # Then only the live build's folder is left beside the release
+    assert release.status == ReleaseStatus.READY
+    assert sorted(p.name for p in release_root.iterdir()) == [".tmp-v7-11223344", "v1"]

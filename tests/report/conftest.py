@@ -128,7 +128,7 @@ def build_study(tmp_dir, study_dir) -> Study:
     from accounts.models import Pool
     from aggregation.services import aggregation_run_create, aggregation_run_execute, judgments_import
     from annotation.models import Context, Item
-    from references.services import similarity_run_compute, similarity_run_create
+    from references.similarity import similarity_run_compute, similarity_run_create
     from releases.services import release_build, release_create
     from scoring.services import (
         baseline_pool_create,

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from review.models import Adjudication, Flag, Guideline
-from tests.factories import BatchFactory, ItemFactory, UserFactory, api_for
+from tests.factories import BatchFactory, ItemFactory, api_for
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from aggregation.overlap import OverlapPolicy, release_decisions, replay_batch, 
 from aggregation.selectors import batch_is_complete
 from annotation.models import Task
 from tests.factories import ContextFactory, ItemFactory, ProspectiveItemFactory
-from verification.adaptive import batch_overlap_refresh
+from aggregation.adaptive import batch_overlap_refresh
 from verification.models import AdaptiveOverlap, Judgment, QueueSlot
 from verification.services import VerificationError, batch_open, item_claim_next, judgment_submit
 

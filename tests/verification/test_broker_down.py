@@ -44,7 +44,7 @@ def test_submission_goes_through_with_the_broker_down(verifier, broken_broker, c
 
 
 def test_the_follow_up_task_runs_on_a_real_worker(verifier, celery_worker):
-    from verification.tasks import batch_progress_check
+    from aggregation.tasks import batch_progress_check
 
     batch = open_batch(overlap=1, n_items=1, verifiers=[verifier])
     claim = item_claim_next(verifier=verifier, batch=batch)

@@ -16,10 +16,11 @@ from django.core.management import call_command
 
 from annotation.continuations import continuation_text, dialogue_text
 from annotation.models import Context, ContinuationReveal, Item, Task
-from annotation.services import continuation_reveals_refresh, dialtom_import
+from annotation.authors import dialtom_import
+from annotation.services import continuation_reveals_refresh
 from dashboard.selectors import staffing_by_batch
 from tests.factories import JudgmentFactory, api_for
-from verification.models import Claim, Judgment, QueueSlot
+from verification.models import Judgment, QueueSlot
 from verification.queue import batch_staffing
 from verification.services import batch_open, batch_queue_sync, item_claim_next
 
@@ -101,7 +102,7 @@ def test_the_rule_across_windows_holds_across_batches():
     reader, *others = verifiers(3)
     retro_batch = open_batch(name="mi-b01", n_items=0, overlap=1, verifiers=[reader])
     profile_batch = open_batch(name="mi-b02", n_items=0, overlap=1, verifiers=[reader, *others])
-    windows = session_windows(batch=retro_batch, n=2, profile_batch=profile_batch, profile_variants=("hard",))
+    session_windows(batch=retro_batch, n=2, profile_batch=profile_batch, profile_variants=("hard",))
     # the reader audits both windows' dialogues in one batch ...
     assert len(work_through(reader, retro_batch)) == 12
     # ... and is given no window's prospective item in the other: w0's continuation opens w1,

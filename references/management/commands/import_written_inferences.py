@@ -7,7 +7,7 @@ from django.core.management.base import CommandError
 from annotation.management.commands._base import problem_lines
 from annotation.parsers import InputError
 from dialtom_site.commands import ReportCommand
-from references import services
+from references import written
 
 
 class Command(ReportCommand):
@@ -19,16 +19,16 @@ class Command(ReportCommand):
     def add_arguments(self, parser):
         parser.add_argument("directory", type=Path)
         parser.add_argument("--strict", action="store_true", help="refuse the files if any row cannot be imported")
-        parser.add_argument("--set", dest="set_name", default=services.WRITTEN_SET, help="the reference set's name")
+        parser.add_argument("--set", dest="set_name", default=written.WRITTEN_SET, help="the reference set's name")
         parser.add_argument("--per-context", type=int, default=3, help="writers per (context, state), k (default 3)")
         super().add_arguments(parser)
 
     def run(self, *, directory, strict, set_name, per_context, **options):
-        files = services.written_inference_files(directory)
+        files = written.written_inference_files(directory)
         if files is None:
-            raise CommandError(f"{directory}:0: files: no {services.WRITTEN_INFERENCES_FILE} with "
-                               f"{services.WRITTEN_CONTEXTS_FILE} here")
-        return services.written_inferences_import(
+            raise CommandError(f"{directory}:0: files: no {written.WRITTEN_INFERENCES_FILE} with "
+                               f"{written.WRITTEN_CONTEXTS_FILE} here")
+        return written.written_inferences_import(
             inferences=files[0], contexts=files[1], strict=strict, set_name=set_name, per_context=per_context
         )
 

@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 
 from dialtom_site.commands import ReportCommand
+from dialtom_site.errors import validation_text
 from review.services import guideline_set
 
 
@@ -32,5 +33,5 @@ class Command(ReportCommand):
 
     def error_text(self, exc):
         if isinstance(exc, ValidationError):
-            return "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
+            return validation_text(exc)
         return str(exc)

@@ -1,7 +1,7 @@
 """Fill an empty database with a demo that looks like a real project (`make demo`).
 
 Idempotent: run it again and nothing is duplicated. What it builds, from the bundled
-real-format samples (annotation/demo_data) and `demo_data/history.json`:
+real-format samples (demo/demo_data) and `demo_data/history.json`:
 
 - the corpora, segmented, and the DialToM authors' sample items (four batches);
 - synthetic retrospective items over the segmented contexts, in three finished (closed)
@@ -38,7 +38,8 @@ from aggregation.services import aggregation_run_create, aggregation_run_execute
 from annotation.models import Attribute, Batch, Context, ContinuationReveal, Item, Task, Variant
 from references.models import ReferenceSet
 from references.services import reference_set_create
-from annotation.services import DEMO_DATA_DIR, demo_data_load, items_import
+from annotation.services import items_import
+from demo.services import DEMO_DATA_DIR, demo_data_load
 from releases import services as release_services
 from releases.models import Release
 from review import services as review_services

@@ -4,7 +4,7 @@ import io
 import pytest
 
 from annotation.models import Context, Item, Session
-from annotation.services import DEMO_DATA_DIR, demo_data_load
+from demo.services import DEMO_DATA_DIR, demo_data_load
 
 pytestmark = pytest.mark.django_db
 

@@ -3,9 +3,9 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation import dialtom
-from annotation.services import dialtom_import
+from annotation.authors import dialtom_import
 
-from ._base import ReportCommand, problem_lines
+from annotation.management.commands._base import ReportCommand, problem_lines
 
 
 class Command(ReportCommand):
@@ -25,7 +25,7 @@ class Command(ReportCommand):
         super().add_arguments(parser)
 
     def run(self, *, directory, seed, batch, strict, **options):
-        from references.services import written_inference_files, written_inferences_import  # noqa: PLC0415
+        from references.written import written_inference_files, written_inferences_import  # noqa: PLC0415
 
         written = written_inference_files(directory) if Path(directory).is_dir() else None
         with transaction.atomic():
