@@ -42,7 +42,7 @@ def section_context(name: str) -> dict:
     raise Http404(name)
 
 
-@staff_required
+@staff_required(area="The dashboard")
 def index(request):
     context = {}
     for name in SECTIONS:
@@ -50,7 +50,7 @@ def index(request):
     return render(request, "dashboard/index.html", context)
 
 
-@staff_required
+@staff_required(area="The dashboard")
 def fragment(request, name: str):
     if name not in SECTIONS:
         raise Http404(name)
@@ -140,7 +140,7 @@ def csv_tables() -> dict:
     }
 
 
-@staff_required
+@staff_required(area="The dashboard")
 def table_csv(request, name: str):
     tables = csv_tables()
     if name not in tables:
@@ -161,7 +161,7 @@ def _done(request, section: str):
     return redirect("dashboard:index")
 
 
-@staff_required
+@staff_required(area="The dashboard")
 @require_POST
 def batch_action(request, batch_id: int, action: str):
     batch = get_object_or_404(Batch, pk=batch_id)
@@ -176,7 +176,7 @@ def batch_action(request, batch_id: int, action: str):
     return _done(request, "progress")
 
 
-@staff_required
+@staff_required(area="The dashboard")
 @require_POST
 def verifier_action(request, user_id: int, action: str):
     person = get_object_or_404(User, pk=user_id)
@@ -199,7 +199,7 @@ def aggregation_choices() -> list[dict]:
     ]
 
 
-@staff_required
+@staff_required(area="The dashboard")
 @require_POST
 def aggregation_start(request):
     """Two steps: the batches ticked on the dashboard are shown back to confirm; the
@@ -219,7 +219,7 @@ def aggregation_start(request):
     return redirect("dashboard:index")
 
 
-@staff_required
+@staff_required(area="The dashboard")
 @require_POST
 def release_create(request):
     try:

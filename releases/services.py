@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -200,12 +201,13 @@ def _references_rows():
 
 
 def _report_files(*, directory: Path, release: Release, pairs: dict[int, int]) -> dict[str, int]:
-    """report.json and report.tex, the study report frozen with the release (the report app)."""
-    try:
-        from report.services import report_files_write  # noqa: PLC0415
-    except ImportError:
-        return {}
-    return report_files_write(directory=directory, release=release, pairs=pairs)
+    """Files frozen with the release by the apps above this one (the study report's
+    report.json and report.tex), named as strings in DIALTOM_RELEASE_FILE_WRITERS: each
+    writes into `directory` and returns file name → rows."""
+    rows: dict[str, int] = {}
+    for dotted in settings.DIALTOM_RELEASE_FILE_WRITERS:
+        rows.update(import_string(dotted)(directory=directory, release=release, pairs=pairs))
+    return rows
 
 
 def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int, int]]:

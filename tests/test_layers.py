@@ -20,7 +20,8 @@ FLOORS = [
     ["aggregation", "studies"],
     ["review"],
     ["releases"],
-    ["scoring", "dashboard"],
+    ["scoring"],
+    ["report", "dashboard"],
     ["demo"],
 ]
 FLOOR = {app: n for n, apps in enumerate(FLOORS) for app in apps}

@@ -334,3 +334,7 @@ LOGGING = {
     # In-process (eager) tasks would log every call at INFO: keep the demo's console readable.
     "loggers": {"celery.app.trace": {"level": env("CELERY_TRACE_LOG_LEVEL", "WARNING")}},
 }
+
+# Files a release build freezes beside its own, written by apps above releases (named as
+# strings, so releases never imports them): the study report's report.json and report.tex.
+DIALTOM_RELEASE_FILE_WRITERS = ["report.services.report_files_write"]

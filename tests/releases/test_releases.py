@@ -197,7 +197,8 @@ def test_staff_creates_a_release_through_the_api(world, django_capture_on_commit
     assert client.post("/api/v1/releases/", {"version": "api-1"}, format="json").status_code == 400
 
 
-def test_schema_lists_the_release_endpoints(client):
+def test_schema_lists_the_release_endpoints(client, staff):
+    client.force_login(staff)  # the schema is for signed-in users (issue 20)
     response = client.get(reverse("api-schema"))
     body = response.content.decode()
     assert "/api/v1/releases/{version}/items" in body and "parquet" in body
