@@ -24,7 +24,7 @@ class StepFailed(Exception):
 def _get(session: requests.Session, url: str, *, expect: str = "") -> requests.Response:
     response = session.get(url, timeout=60)
     if response.status_code != 200:
-        raise StepFailed(f"GET {url}: HTTP {response.status_code}")
+        raise StepFailed(f"GET {url}: HTTP {response.status_code}: {response.text[:300]!r}")
     if expect and expect not in response.text:
         raise StepFailed(f"GET {url}: the page does not say {expect!r}")
     return response

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
-SCRIPT = Path(__file__).parents[1] / "scripts" / "demo_smoke.py"
+SCRIPT = Path(__file__).parents[2] / "scripts" / "demo_smoke.py"
 
 
 def _smoke():
@@ -15,10 +15,15 @@ def _smoke():
     return module
 
 
-def test_every_role_logs_in_and_opens_its_home_page_and_an_item(live_server, capsys):
+def test_every_role_logs_in_and_opens_its_home_page_and_an_item(live_server, live_server_requests, capsys):
+    """On the session's live server, whose door the browser tests shut between tests."""
     call_command("load_demo", "--json")
-
-    status = _smoke().main(["demo_smoke.py", live_server.url])
+    live_server_requests.open()
+    try:
+        status = _smoke().main(["demo_smoke.py", live_server.url])
+    finally:
+        live_server_requests.wait_until_quiet()
+        live_server_requests.shut()
 
     out = capsys.readouterr().out
     assert status == 0, out
