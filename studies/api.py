@@ -144,6 +144,18 @@ def _participant(name: str, participant_id: str) -> Participant:
                              participant_id=participant_id)
 
 
+def _participant_act(request, name: str, participant_id: str, serializer_class, action):
+    """A staff action on one participant: the body validated by `serializer_class`, then
+    `action(participant=…, by=…, **body)`; a refusal of the service is answered as such."""
+    participant = _participant(name, participant_id)
+    incoming = serializer_class(data=request.data)
+    incoming.is_valid(raise_exception=True)
+    try:
+        return action(participant=participant, by=request.user, **incoming.validated_data)
+    except services.StudyError as exc:
+        return _error(exc)
+
+
 class ReasonSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500)
 
@@ -153,15 +165,10 @@ class ParticipantOverrideView(APIView):
 
     @extend_schema(request=ReasonSerializer, responses={200: dict})
     def post(self, request, name: str, participant_id: str):
-        participant = _participant(name, participant_id)
-        incoming = ReasonSerializer(data=request.data)
-        incoming.is_valid(raise_exception=True)
-        try:
-            participant = services.participant_stop_override(participant=participant, by=request.user, **incoming.validated_data)
-        except services.StudyError as exc:
-            return _error(exc)
-        return Response({"participant_id": participant.participant_id, "status": participant.status,
-                         "reason": participant.status_reason})
+        done = _participant_act(request, name, participant_id, ReasonSerializer, services.participant_stop_override)
+        if isinstance(done, Response):
+            return done
+        return Response({"participant_id": done.participant_id, "status": done.status, "reason": done.status_reason})
 
 
 class BonusSerializer(serializers.Serializer):
@@ -174,12 +181,8 @@ class ParticipantBonusView(APIView):
 
     @extend_schema(request=BonusSerializer, responses={201: dict})
     def post(self, request, name: str, participant_id: str):
-        participant = _participant(name, participant_id)
-        incoming = BonusSerializer(data=request.data)
-        incoming.is_valid(raise_exception=True)
-        try:
-            line = services.bonus_add(participant=participant, by=request.user, **incoming.validated_data)
-        except services.StudyError as exc:
-            return _error(exc)
-        return Response({"participant_id": participant.participant_id, "amount": f"{line.amount:.2f}",
-                         "reason": line.reason}, status=status.HTTP_201_CREATED)
+        line = _participant_act(request, name, participant_id, BonusSerializer, services.bonus_add)
+        if isinstance(line, Response):
+            return line
+        return Response({"participant_id": participant_id, "amount": f"{line.amount:.2f}", "reason": line.reason},
+                        status=status.HTTP_201_CREATED)
