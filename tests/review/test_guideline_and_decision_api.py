@@ -80,7 +80,8 @@ def test_decision_api_records_through_the_review_service_and_lists_history(staff
     assert Adjudication.objects.count() == 2
 
 
-def test_the_schema_lists_guidelines_and_decisions(client):
+def test_the_schema_lists_guidelines_and_decisions(client, staff):
+    client.force_login(staff)  # the schema is for signed-in users
     schema = client.get("/api/schema/").content.decode()
     assert "/api/v1/batches/{name}/guideline/" in schema and "/api/v1/items/{item_id}/decisions/" in schema
     assert "/api/v1/models/{name}/publish/" in schema

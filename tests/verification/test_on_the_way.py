@@ -104,9 +104,9 @@ def test_the_item_page_tells_none_of_the_above_from_none_is_correct(client, veri
 def test_the_guidelines_key_table_lists_every_audit_key():
     from pathlib import Path
 
-    import annotation
+    import demo
 
-    text = (Path(annotation.__file__).parent / "demo_data" / "guidelines.md").read_text()
+    text = (Path(demo.__file__).parent / "demo_data" / "guidelines.md").read_text()
     table = [line for line in text.splitlines() if line.startswith("| `")]
     keys = {key for line in table for key in re.findall(r"`([^`]+)`", line.split("|")[1])}
     assert {"1`–`4", "5", "N", "M", "Enter", "S", "Backspace", "D", "G", "F", "?"} <= keys | {"1`–`4"}
