@@ -12,7 +12,7 @@ from tests.e2e.test_audit import make_batch
 from tests.factories import StaffFactory, UserFactory
 from verification.models import Judgment
 
-GUIDELINES = Path(__file__).resolve().parents[2] / "annotation" / "demo_data" / "guidelines.md"
+GUIDELINES = Path(__file__).resolve().parents[2] / "demo" / "demo_data" / "guidelines.md"
 
 
 def _long_dialogue(batch):
