@@ -9,7 +9,7 @@ made from the real sample) in a temporary folder, creates a throw-away database
 RELEASE_ROOT), and runs the rehearsal (report/rehearsal.py): simulated verifiers through the
 HTTP API against gunicorn + PostgreSQL + a Celery worker, aggregation as batches complete, a
 release, a baseline scored, the study report. Prints the budget table and writes
-bench/results/rehearsal[-<scale>].json and .md. `--scale 0.05` takes a few minutes.
+bench/results/rehearsal[-<scale>].json and .md. `--scale 0.05` took 9 min here (bench/README.md).
 """
 import argparse
 import json
@@ -51,8 +51,9 @@ def run(*, scale: float, verifiers: int | None, pay: float, k_min: int, k_max: i
     print("\n".join(lines))
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.with_suffix(".json").write_text(json.dumps(result, indent=2))
-        out.with_suffix(".md").write_text(
+        out.parent.joinpath(out.name + ".json").write_text(  # not with_suffix: "-0.05" holds a dot
+            json.dumps(result, indent=2))
+        out.parent.joinpath(out.name + ".md").write_text(
             f"# Rehearsal at scale {scale} ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
             f"Pool: {shape['records']} records in {shape['files']} files. Rerun: "
             f"`DATABASE_URL=... .venv/bin/python bench/rehearsal.py --scale {scale}`\n\n" + "\n".join(lines) + "\n")
