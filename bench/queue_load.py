@@ -43,12 +43,13 @@ def percentile(values, q):
     return values[index]
 
 
-def setup_database(args) -> dict:
-    """Create and migrate the bench database, seed verifiers, tokens and one batch."""
+def bench_database(suffix: str) -> tuple[str, str]:
+    """A fresh bench database beside DATABASE_URL's (`<name><suffix>`), migrated, with Django
+    set up on it (bench.queue_settings); returns its name and the server's admin URL."""
     import psycopg
 
     base_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dialtom")
-    db_name = base_url.rsplit("/", 1)[1] + "_queuebench"
+    db_name = base_url.rsplit("/", 1)[1] + suffix
     admin_url = base_url.rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
@@ -61,6 +62,12 @@ def setup_database(args) -> dict:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    return db_name, admin_url
+
+
+def setup_database(args) -> dict:
+    """Create and migrate the bench database, seed verifiers, tokens and one batch."""
+    db_name, admin_url = bench_database("_queuebench")
     from rest_framework.authtoken.models import Token
 
     from accounts.models import Pool, User

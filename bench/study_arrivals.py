@@ -29,28 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.queue_load import free_port, percentile, start_gunicorn  # noqa: E402
+from bench.queue_load import bench_database, free_port, percentile, start_gunicorn  # noqa: E402
 
 CLAIM = re.compile(rb'name="claim" value="([0-9a-f-]{36})"')
 
 
 def setup_database(args) -> dict:
-    import psycopg
-
-    base_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dialtom")
-    db_name = base_url.rsplit("/", 1)[1] + "_studybench"
-    admin_url = base_url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{db_name}"')
-    os.environ["QUEUE_BENCH_DB"] = db_name
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.queue_settings"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    db_name, admin_url = bench_database("_studybench")
     from annotation.models import Batch, Context, Item
     from studies.services import study_create
     from verification.services import batch_queue_sync
