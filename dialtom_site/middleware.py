@@ -1,13 +1,10 @@
 """Small site-wide middleware."""
-import logging
 from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.http import HttpResponseBadRequest, JsonResponse
 
 from . import errors
-
-logger = logging.getLogger(__name__)
 
 NUL_REFUSED = "The request contains a NUL byte (%00), which no field accepts."
 
@@ -103,7 +100,4 @@ class ApiErrorsMiddleware:
 
     def process_exception(self, request, exception):
         kind = errors.outage_kind(exception)
-        if kind is None:
-            return None
-        logger.warning("%s unavailable: %s %s answered 503", kind, request.method, request.path, exc_info=exception)
-        return errors.outage_response(request, kind)
+        return errors.outage_response(request, kind) if kind else None  # which logs it, with its cause
