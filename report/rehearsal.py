@@ -21,7 +21,6 @@ the Celery queue): run it on a scratch database (bench/rehearsal.py makes one).
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import math
 import os
@@ -36,6 +35,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 from django.test.utils import override_settings
+
+from dialtom_site.loopback import LoopbackClient
 
 from .servers import Servers, server_env
 
@@ -93,39 +94,6 @@ def item_truths(*, batch_ids, model: VerifierModel, seed: int) -> dict[tuple, tu
     return truths
 
 
-class Client:
-    """One keep-alive HTTP/1.1 connection to the loopback server."""
-
-    def __init__(self, base_url: str, headers: dict):
-        host, port = base_url.removeprefix("http://").split(":")
-        assert host in ("127.0.0.1", "localhost"), "loopback only"
-        self.host, self.port, self.headers, self.conn = host, int(port), headers, None
-
-    def request(self, method: str, path: str, body=None) -> tuple[int, bytes, float]:
-        payload = json.dumps(body).encode() if body is not None else None
-        for attempt in (1, 2):
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
-            started = time.perf_counter()
-            try:
-                self.conn.request(method, path, body=payload, headers=self.headers)
-                response = self.conn.getresponse()
-                data = response.read()
-                if response.getheader("Connection", "").lower() == "close":
-                    self.close()
-                return response.status, data, time.perf_counter() - started
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                self.close()  # a kept-alive connection the server closed: nothing was processed
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
-
-    def close(self):
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-
 @dataclass
 class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -144,7 +112,7 @@ class SimulatedVerifier(threading.Thread):
                  tally: Tally, done: threading.Event, seed: int, finished: set, backoff: float):
         super().__init__(daemon=True, name=f"verifier-{n}")
         self.rng = random.Random(seed * 7919 + n)
-        self.client = Client(base_url, {"Authorization": f"Token {token}", "Content-Type": "application/json"})
+        self.client = LoopbackClient(base_url, {"Authorization": f"Token {token}", "Content-Type": "application/json"})
         self.batches = list(batches)
         self.rng.shuffle(self.batches)
         self.truths, self.model, self.tally, self.done = truths, model, tally, done
@@ -211,7 +179,7 @@ class DashboardProbe(threading.Thread):
 
     def __init__(self, *, base_url: str, cookie: str, every: float, done: threading.Event):
         super().__init__(daemon=True, name="dashboard-probe")
-        self.client = Client(base_url, {"Cookie": cookie})
+        self.client = LoopbackClient(base_url, {"Cookie": cookie})
         self.every, self.done, self.times, self.statuses = every, done, [], {}
 
     def run(self):
@@ -286,7 +254,7 @@ def _stalled(batch_ids: list[int], seconds: float) -> str:
             "verifiers; run more (--verifiers) or a lower --k-max")
 
 
-def _release_ready(client: Client, version: str) -> bool:
+def _release_ready(client: LoopbackClient, version: str) -> bool:
     """A ready release answers with its manifest; one still building with its status."""
     status, data, _ = client.request("GET", f"/api/v1/releases/{version}/")
     body = json.loads(data)
@@ -477,7 +445,7 @@ def rehearse(*, directory: Path, model: VerifierModel, k_min: int = 2, k_max: in
         verification_seconds = phases["verification_and_aggregation"]
         log(f"{len(tally.acknowledged)} judgments, every batch aggregated ({verification_seconds:.1f} s)")
 
-        staff_client = Client(servers.url, {"Authorization": f"Token {staff_token}", "Content-Type": "application/json"})
+        staff_client = LoopbackClient(servers.url, {"Authorization": f"Token {staff_token}", "Content-Type": "application/json"})
         t = time.monotonic()
         version = f"{prefix}-{uuid.uuid4().hex[:6]}"
         status, data, _ = staff_client.request("POST", "/api/v1/releases/", {"version": version, "acknowledge_warnings": True})

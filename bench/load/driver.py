@@ -12,14 +12,14 @@ was acknowledged is exactly what is stored.
 """
 from __future__ import annotations
 
-import http.client
 import json
 import random
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+
+from dialtom_site.loopback import LoopbackClient
 
 CHOICES = ("A", "B", "C", "D", "NONE", "MULTIPLE")
 
@@ -75,40 +75,16 @@ class _Verifier(threading.Thread):
     def __init__(self, *, base_url: str, token: str, batch: str, stats: Stats, deadline: float,
                  budget: threading.Semaphore, retry_rate: float, seed: int, think_seconds: float):
         super().__init__(daemon=True)
-        parts = urlsplit(base_url)
-        assert parts.hostname in ("127.0.0.1", "localhost", "::1"), "loopback only"
-        self.host, self.port = parts.hostname, parts.port or 80
-        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json", "Host": "127.0.0.1"}
+        self.client = LoopbackClient(
+            base_url, {"Authorization": f"Token {token}", "Content-Type": "application/json", "Host": "127.0.0.1"},
+            timeout=60)
         self.batch, self.stats, self.deadline, self.budget = batch, stats, deadline, budget
         self.retry_rate, self.rng, self.think = retry_rate, random.Random(seed), think_seconds
-        self.conn = None
-
-    def _request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes, float]:
-        payload = json.dumps(body).encode() if body is not None else None
-        for attempt in (1, 2):
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
-            started = time.perf_counter()
-            try:
-                self.conn.request(method, path, body=payload, headers=self.headers)
-                response = self.conn.getresponse()
-                data = response.read()
-                if response.getheader("Connection", "").lower() == "close":
-                    self.conn.close()
-                    self.conn = None
-                return response.status, data, time.perf_counter() - started
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                # A kept-alive connection the server closed: reconnect once (nothing was processed).
-                self.conn.close()
-                self.conn = None
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
 
     def run(self) -> None:
         try:
             while time.monotonic() < self.deadline and self.budget.acquire(blocking=False):
-                status, data, seconds = self._request("GET", f"/api/v1/next-item/?batch={self.batch}")
+                status, data, seconds = self.client.request("GET", f"/api/v1/next-item/?batch={self.batch}")
                 self.stats.record("next", status, seconds)
                 if status == 204:
                     with self.stats.lock:
@@ -127,7 +103,7 @@ class _Verifier(threading.Thread):
                     "seconds_spent": round(self.rng.uniform(3, 30), 2),
                 }
                 body["label"] = body["choice"]
-                status, data, seconds = self._request("POST", "/api/v1/judgments/", body)
+                status, data, seconds = self.client.request("POST", "/api/v1/judgments/", body)
                 self.stats.record("submit", status, seconds)
                 if status != 201:
                     self.stats.errors.append(f"submit {status}: {data[:200]!r}")
@@ -136,7 +112,7 @@ class _Verifier(threading.Thread):
                 with self.stats.lock:
                     self.stats.acknowledged[body["idempotency_key"]] = judgment_id
                 if self.rng.random() < self.retry_rate:
-                    status, data, seconds = self._request("POST", "/api/v1/judgments/", body)
+                    status, data, seconds = self.client.request("POST", "/api/v1/judgments/", body)
                     self.stats.record("retry", status, seconds)
                     if status in (200, 201) and json.loads(data)["id"] == judgment_id:
                         with self.stats.lock:
@@ -146,8 +122,7 @@ class _Verifier(threading.Thread):
         except Exception as exc:  # noqa: BLE001 - every failure is a finding, reported in the stats
             self.stats.errors.append(f"{type(exc).__name__}: {exc}")
         finally:
-            if self.conn is not None:
-                self.conn.close()
+            self.client.close()
 
 
 def run_load(*, base_url: str, tokens: list[str], batch: str, seconds: float, max_requests: int,
