@@ -129,6 +129,22 @@ DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(env
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A restarted PostgreSQL must not take the app down with it: check pooled connections.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # --- issue 23: PgBouncer (deploy/pgbouncer/pgbouncer.ini) ---------------------------------
+    # The health check polls the connection's socket instead of a `SELECT 1` round trip per
+    # request (dialtom_site/db/base.py).
+    DATABASES["default"]["ENGINE"] = "dialtom_site.db"
+    # How the connections reach PostgreSQL: `session` (directly, or PgBouncer's session pool:
+    # the Celery worker and beat) or `transaction` (PgBouncer's transaction pool: the web
+    # processes). A server connection is then ours for one transaction only: no server-side
+    # cursors (a named cursor outlives its transaction), no session state; the client
+    # connection to PgBouncer is kept (CONN_MAX_AGE), its prepared statements are kept by
+    # PgBouncer (max_prepared_statements, >= 1.21).
+    DATABASE_POOLING = env_choice("DATABASE_POOLING", "session", ("session", "transaction"))
+    if DATABASE_POOLING == "transaction":
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+        DATABASES["default"]["CONN_MAX_AGE"] = int(env("CONN_MAX_AGE", "600"))
+    DATABASES["default"]["POOLING"] = DATABASE_POOLING
+    # --- end issue 23 ---------------------------------------------------------------------------
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [

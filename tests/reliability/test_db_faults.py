@@ -44,7 +44,9 @@ def terminate_app_connections() -> int:
         mine = cursor.fetchone()[0]
     with psycopg.connect(database_url(), autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            # waits until each has gone (5 s at most): the app's health check looks at its
+            # socket, and a backend told to stop takes a moment to say FATAL and close it
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %s",
             [mine],
         ).fetchall()
