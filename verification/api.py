@@ -13,11 +13,15 @@ from .models import Judgment
 from .queue import Staffing, batch_staffing
 
 
+BUSY_RETRY_AFTER = "1"  # seconds: a busy queue (claims contending this instant) frees up in milliseconds
+
+
 def error_response(exc: services.VerificationError) -> Response:
     body = {"detail": exc.message, "code": exc.code}
     if exc.field:
         body[exc.field] = [exc.message]
-    return Response(body, status=exc.status)
+    headers = {"Retry-After": BUSY_RETRY_AFTER} if exc.code == "busy" else None
+    return Response(body, status=exc.status, headers=headers)
 
 
 class TurnSerializer(serializers.Serializer):
@@ -100,7 +104,10 @@ class NextItemView(APIView):
 
 
 class JudgmentAndNextSerializer(JudgmentOutSerializer):
-    next_item = ItemViewSerializer(allow_null=True, help_text="with ?next=1: your next item of the batch (null when none is left)")
+    next_item = ItemViewSerializer(
+        allow_null=True, required=False,
+        help_text="with ?next=1: your next item of the batch (null when none is left; absent when the queue was busy: ask GET /next-item/)",
+    )
 
 
 class JudgmentCreateView(APIView):
@@ -133,7 +140,9 @@ class JudgmentCreateView(APIView):
             # item in hand again: the live claim)
             try:
                 claim = services.item_claim_next(verifier=request.user, batch_name=result.batch_name)
-            except services.VerificationError:
+            except services.VerificationError as exc:
+                if exc.code == "busy":  # no next_item at all: ask GET /next-item/ (null would say "none left")
+                    return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
                 claim = None  # the batch was paused or closed since: nothing more to hand out
             body["next_item"] = selectors.item_view_for(claim=claim) if claim else None
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

@@ -172,7 +172,8 @@ def _claim_attempts(*, verifier: User, batch_name: str, exposure_allowed: bool) 
         avoid.clear()  # a wait (the verifier's other request, slots locked this instant): look at everything again
         if attempt >= 2:
             time.sleep(0.001 * min(attempt, 10))
-    return result
+    # every round contended (the first or the second, after claims_expire): never "nothing left" when the truth is "too busy to tell"
+    raise VerificationError("the queue is busy: ask again in a moment", code="busy", status=503)
 
 
 def _exposure_allowed(*, batch: Batch) -> bool:
@@ -202,8 +203,6 @@ def item_claim_next(*, verifier: User, batch: Batch | None = None, batch_name: s
     result = _claim_attempts(verifier=verifier, batch_name=name, exposure_allowed=False)
     if result.claim is not None:
         return result.claim
-    if result.contended:  # never "nothing left" when the truth is "too busy to tell"
-        raise VerificationError("the queue is busy: ask again in a moment", code="busy", status=503)
     if not result.found:
         if batch is None:
             raise VerificationError(f"no batch {name!r} for you", code="not_found", status=404, field="batch")
