@@ -9,6 +9,11 @@ Each simulated verifier, with its own API token and connection, loops:
                                           (a retry after a timeout)         -> 200 (same judgment)
 It records every submission the server acknowledged, so the caller can check that what
 was acknowledged is exactly what is stored.
+
+With `submit_and_next`, the answer is POST /api/v1/judgments/?next=1 and its `next_item`
+is the next item (null: nothing left; absent: the queue was busy, ask GET next-item). A
+503 `busy` (claims contending this instant) is waited out as its Retry-After says (at most
+a second) and counted, not an error.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ class Stats:
     statuses: dict[str, dict[int, int]] = field(default_factory=dict)
     acknowledged: dict[str, int] = field(default_factory=dict)  # idempotency key -> judgment id
     retried_same: int = 0
+    busy: int = 0
     retried_different: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     finished_verifiers: int = 0
@@ -59,6 +65,7 @@ class Stats:
             "throughput_rps": round(self.requests / self.elapsed, 1) if self.elapsed else None,
             "acknowledged_submissions": len(self.acknowledged),
             "retries_same_judgment": self.retried_same,
+            "busy_503": self.busy,
             "retries_different_judgment": len(self.retried_different),
             "verifiers_finished_queue": self.finished_verifiers,
             "statuses": {k: {str(s): n for s, n in sorted(v.items())} for k, v in self.statuses.items()},
@@ -73,27 +80,42 @@ class Stats:
 
 class _Verifier(threading.Thread):
     def __init__(self, *, base_url: str, token: str, batch: str, stats: Stats, deadline: float,
-                 budget: threading.Semaphore, retry_rate: float, seed: int, think_seconds: float):
+                 budget: threading.Semaphore, retry_rate: float, seed: int, think_seconds: float,
+                 submit_and_next: bool = False):
         super().__init__(daemon=True)
         self.client = LoopbackClient(
             base_url, {"Authorization": f"Token {token}", "Content-Type": "application/json", "Host": "127.0.0.1"},
             timeout=60)
         self.batch, self.stats, self.deadline, self.budget = batch, stats, deadline, budget
         self.retry_rate, self.rng, self.think = retry_rate, random.Random(seed), think_seconds
+        self.submit_and_next = submit_and_next
+
+    def _busy(self, status: int, data: bytes) -> bool:
+        """A 503 `busy`: wait (Retry-After, at most a second) and ask again."""
+        if status != 503 or b'"busy"' not in data:
+            return False
+        with self.stats.lock:
+            self.stats.busy += 1
+        time.sleep(self.rng.uniform(0.2, 1.0))
+        return True
 
     def run(self) -> None:
         try:
+            item = None  # the next item, when submit-and-next's answer carried it
             while time.monotonic() < self.deadline and self.budget.acquire(blocking=False):
-                status, data, seconds = self.client.request("GET", f"/api/v1/next-item/?batch={self.batch}")
-                self.stats.record("next", status, seconds)
-                if status == 204:
-                    with self.stats.lock:
-                        self.stats.finished_verifiers += 1
-                    return
-                if status != 200:
-                    self.stats.errors.append(f"next-item {status}: {data[:200]!r}")
-                    continue
-                item = json.loads(data)
+                if item is None:
+                    status, data, seconds = self.client.request("GET", f"/api/v1/next-item/?batch={self.batch}")
+                    self.stats.record("next", status, seconds)
+                    if status == 204:
+                        with self.stats.lock:
+                            self.stats.finished_verifiers += 1
+                        return
+                    if self._busy(status, data):
+                        continue
+                    if status != 200:
+                        self.stats.errors.append(f"next-item {status}: {data[:200]!r}")
+                        continue
+                    item = json.loads(data)
                 if self.think:
                     time.sleep(self.rng.uniform(0, self.think))
                 body = {
@@ -103,14 +125,23 @@ class _Verifier(threading.Thread):
                     "seconds_spent": round(self.rng.uniform(3, 30), 2),
                 }
                 body["label"] = body["choice"]
-                status, data, seconds = self.client.request("POST", "/api/v1/judgments/", body)
+                path = "/api/v1/judgments/?next=1" if self.submit_and_next else "/api/v1/judgments/"
+                item = None
+                status, data, seconds = self.client.request("POST", path, body)
                 self.stats.record("submit", status, seconds)
                 if status != 201:
                     self.stats.errors.append(f"submit {status}: {data[:200]!r}")
                     continue
-                judgment_id = json.loads(data)["id"]
+                answer = json.loads(data)
+                judgment_id = answer["id"]
                 with self.stats.lock:
                     self.stats.acknowledged[body["idempotency_key"]] = judgment_id
+                if self.submit_and_next and "next_item" in answer:
+                    if answer["next_item"] is None:
+                        with self.stats.lock:
+                            self.stats.finished_verifiers += 1
+                        return
+                    item = answer["next_item"]
                 if self.rng.random() < self.retry_rate:
                     status, data, seconds = self.client.request("POST", "/api/v1/judgments/", body)
                     self.stats.record("retry", status, seconds)
@@ -125,17 +156,20 @@ class _Verifier(threading.Thread):
             self.client.close()
 
 
-def run_load(*, base_url: str, tokens: list[str], batch: str, seconds: float, max_requests: int,
-             retry_rate: float = 0.05, think_seconds: float = 0.0, seed: int = 8) -> Stats:
+def run_load(*, base_url: str | list[str], tokens: list[str], batch: str, seconds: float, max_requests: int,
+             retry_rate: float = 0.05, think_seconds: float = 0.0, seed: int = 8, submit_and_next: bool = False) -> Stats:
     """Run len(tokens) simulated verifiers at once until the time, the request budget (one
-    unit per next+submit cycle) or the queue runs out. Returns the stats."""
+    unit per next+submit cycle) or the queue runs out. Returns the stats. Several base URLs
+    (servers): the verifiers are dealt out among them."""
+    urls = [base_url] if isinstance(base_url, str) else list(base_url)
     stats = Stats()
     budget = threading.Semaphore(max_requests)
     stats.started = time.monotonic()
     deadline = stats.started + seconds
     threads = [
-        _Verifier(base_url=base_url, token=t, batch=batch, stats=stats, deadline=deadline, budget=budget,
-                  retry_rate=retry_rate, seed=seed * 1000 + i, think_seconds=think_seconds)
+        _Verifier(base_url=urls[i % len(urls)], token=t, batch=batch, stats=stats, deadline=deadline, budget=budget,
+                  retry_rate=retry_rate, seed=seed * 1000 + i, think_seconds=think_seconds,
+                  submit_and_next=submit_and_next)
         for i, t in enumerate(tokens)
     ]
     for t in threads:
