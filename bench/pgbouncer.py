@@ -61,11 +61,13 @@ def pgbouncer_binary() -> str:
 class PgBouncer:
     """deploy/pgbouncer/pgbouncer.ini on loopback, in front of the bench database."""
 
-    def __init__(self, *, binary: str, db_host: str, db_port: int, db_name: str, user: str, port: int, pool_size: int):
+    def __init__(self, *, binary: str, db_host: str, db_port: int, db_name: str, user: str, port: int, pool_size: int,
+                 plan: str = "force_generic_plan"):
         self.binary, self.port, self.user = binary, port, user
         self.dir = Path(tempfile.mkdtemp(prefix="dialtom-pgb-"))
         ini = (ROOT / "deploy" / "pgbouncer" / "pgbouncer.ini").read_text()
         ini = ini.replace("host=db port=5432 dbname=dialtom", f"host={db_host} port={db_port} dbname={db_name}")
+        ini = ini.replace("plan_cache_mode = force_generic_plan", f"plan_cache_mode = {plan}")
         settings = {
             "listen_addr": "127.0.0.1", "listen_port": str(port), "auth_type": "trust",
             "auth_file": str(self.dir / "userlist.txt"), "admin_users": user, "stats_users": user,
@@ -162,11 +164,14 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="per gunicorn process")
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--pool-size", type=int, default=20, help="PgBouncer's server connections per pool")
+    parser.add_argument("--plans", default="force_generic_plan",
+                        help="plan_cache_mode(s) PgBouncer sets on its server connections: force_generic_plan, auto")
     parser.add_argument("--keep-db", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "pgbouncer.json"))
     args = parser.parse_args()
     levels = [int(x) for x in args.verifiers.split(",")]
     modes = [m.strip() for m in args.modes.split(",")]
+    plans = [m.strip() for m in args.plans.split(",")]
 
     binary = pgbouncer_binary()
     import dj_database_url
@@ -183,7 +188,6 @@ def main() -> int:
     from bench.load.fixture import check_invariants, load_fixture
     from tests.reliability.helpers import Gunicorn
 
-    bouncer_port = free_port()
     results = []
     counters_key = None
     import redis
@@ -193,63 +197,65 @@ def main() -> int:
     counters = redis.Redis.from_url(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"))
     counters_key = COUNT_KEY
     try:
-        with PgBouncer(binary=binary, db_host=base["HOST"] or "127.0.0.1", db_port=int(base["PORT"] or 5432), db_name=db_name,
-                       user=base["USER"] or "postgres", port=bouncer_port, pool_size=args.pool_size) as bouncer:
-            web_url = f"postgres://{base['USER'] or 'postgres'}@127.0.0.1:{bouncer_port}/dialtom"
-            env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.pgbouncer_settings", "DATABASE_URL": web_url,
-                   "DATABASE_POOLING": "transaction", "CONN_MAX_AGE": "600", "PYTHONPATH": str(ROOT),
-                   "CELERY_TASK_DEFAULT_QUEUE": f"{os.environ.get('CELERY_TASK_DEFAULT_QUEUE', 'dialtom-test')}-pgbench"}
-            env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-            for n in levels:
-                for mode in modes:
-                    batch = f"pgb-{n}-{mode}"
-                    started = time.monotonic()
-                    tokens = load_fixture(batch=batch, n_verifiers=n, n_items=args.items, overlap=args.overlap, pool=f"pool-{batch}")
-                    connection.close()
-                    log(f"{n} verifiers, {mode}: {args.items} items ready in {time.monotonic() - started:.0f} s")
-                    counters.delete(counters_key)
-                    before = bouncer.stats("dialtom")
-                    watch = PoolWatch(bouncer, "dialtom")
-                    with Gunicorn(env=env, workers=args.workers, threads=args.threads, timeout=120) as one, \
-                            Gunicorn(env=env, workers=args.workers, threads=args.threads, timeout=120) as two:
-                        watch.start()
-                        stats = run_load(base_url=[one.url, two.url], tokens=tokens, batch=batch, seconds=args.seconds,
-                                         max_requests=10 * args.items * args.overlap, retry_rate=0.05, seed=8 + len(results),
-                                         submit_and_next=mode == "submit-and-next")
-                        watch.stop.set()
-                    after = bouncer.stats("dialtom")
-                    counted = {k.decode(): int(v) for k, v in counters.hgetall(counters_key).items()}
-                    invariants = check_invariants(batch=batch, acknowledged=stats.acknowledged,
-                                                  queue_exhausted=stats.finished_verifiers == len(tokens))
-                    connection.close()
-                    summary = stats.summary()
-                    claiming = "submit_next" if mode == "submit-and-next" else "next"
-                    claim_requests = counted.get(f"{claiming}:requests", 0) + (counted.get("next:requests", 0) if claiming != "next" else 0)
-                    claims = counted.get(f"{claiming}:claim", 0) + (counted.get("next:claim", 0) if claiming != "next" else 0)
-                    requests = sum(v for k, v in counted.items() if k.endswith(":requests"))
-                    row = {
-                        "verifiers": n, "mode": mode, "items": args.items, "overlap": args.overlap,
-                        "gunicorn": f"2 x ({args.workers} workers x {args.threads} threads)",
-                        "seconds": summary["seconds"], "pairs": len(stats.acknowledged),
-                        "pairs_per_s": round(len(stats.acknowledged) / stats.elapsed, 1) if stats.elapsed else None,
-                        "latency_ms": summary["latency_ms"], "statuses": summary["statuses"], "busy_503": summary["busy_503"],
-                        "claim_statements_per_claiming_request": round(claims / claim_requests, 3) if claim_requests else None,
-                        "sql_per_request": round(sum(v for k, v in counted.items() if k.endswith(":sql")) / requests, 3) if requests else None,
-                        "app_counts": counted,
-                        "pgbouncer": {
-                            "queries": delta(after, before, "total_query_count"),
-                            "transactions": delta(after, before, "total_xact_count"),
-                            "client_parses": delta(after, before, "total_client_parse_count"),
-                            "server_parses": delta(after, before, "total_server_parse_count"),
-                            "binds": delta(after, before, "total_bind_count"),
-                            "max_server_connections": watch.max_servers, "max_clients_waiting": watch.max_waiting,
-                        },
-                        "errors": summary["errors"], "n_errors": summary["n_errors"], "invariants": invariants,
-                    }
-                    results.append(row)
-                    log(json.dumps({k: row[k] for k in ("verifiers", "mode", "pairs_per_s", "claim_statements_per_claiming_request",
-                                                         "sql_per_request", "pgbouncer", "n_errors")}))
-                    log(f"invariants: {invariants['violations'] or 'all hold'}")
+        for plan in plans:
+            bouncer_port = free_port()
+            with PgBouncer(binary=binary, db_host=base["HOST"] or "127.0.0.1", db_port=int(base["PORT"] or 5432), db_name=db_name,
+                           user=base["USER"] or "postgres", port=bouncer_port, pool_size=args.pool_size, plan=plan) as bouncer:
+                web_url = f"postgres://{base['USER'] or 'postgres'}@127.0.0.1:{bouncer_port}/dialtom"
+                env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.pgbouncer_settings", "DATABASE_URL": web_url,
+                       "DATABASE_POOLING": "transaction", "CONN_MAX_AGE": "600", "PYTHONPATH": str(ROOT),
+                       "CELERY_TASK_DEFAULT_QUEUE": f"{os.environ.get('CELERY_TASK_DEFAULT_QUEUE', 'dialtom-test')}-pgbench"}
+                env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+                for n in levels:
+                    for mode in modes:
+                        batch = f"pgb-{n}-{mode}-{plan[:4]}"
+                        started = time.monotonic()
+                        tokens = load_fixture(batch=batch, n_verifiers=n, n_items=args.items, overlap=args.overlap, pool=f"pool-{batch}")
+                        connection.close()
+                        log(f"{n} verifiers, {mode}: {args.items} items ready in {time.monotonic() - started:.0f} s")
+                        counters.delete(counters_key)
+                        before = bouncer.stats("dialtom")
+                        watch = PoolWatch(bouncer, "dialtom")
+                        with Gunicorn(env=env, workers=args.workers, threads=args.threads, timeout=120) as one, \
+                                Gunicorn(env=env, workers=args.workers, threads=args.threads, timeout=120) as two:
+                            watch.start()
+                            stats = run_load(base_url=[one.url, two.url], tokens=tokens, batch=batch, seconds=args.seconds,
+                                             max_requests=10 * args.items * args.overlap, retry_rate=0.05, seed=8 + len(results),
+                                             submit_and_next=mode == "submit-and-next")
+                            watch.stop.set()
+                        after = bouncer.stats("dialtom")
+                        counted = {k.decode(): int(v) for k, v in counters.hgetall(counters_key).items()}
+                        invariants = check_invariants(batch=batch, acknowledged=stats.acknowledged,
+                                                      queue_exhausted=stats.finished_verifiers == len(tokens))
+                        connection.close()
+                        summary = stats.summary()
+                        claiming = "submit_next" if mode == "submit-and-next" else "next"
+                        claim_requests = counted.get(f"{claiming}:requests", 0) + (counted.get("next:requests", 0) if claiming != "next" else 0)
+                        claims = counted.get(f"{claiming}:claim", 0) + (counted.get("next:claim", 0) if claiming != "next" else 0)
+                        requests = sum(v for k, v in counted.items() if k.endswith(":requests"))
+                        row = {
+                            "verifiers": n, "mode": mode, "plan_cache_mode": plan, "items": args.items, "overlap": args.overlap,
+                            "gunicorn": f"2 x ({args.workers} workers x {args.threads} threads)",
+                            "seconds": summary["seconds"], "pairs": len(stats.acknowledged),
+                            "pairs_per_s": round(len(stats.acknowledged) / stats.elapsed, 1) if stats.elapsed else None,
+                            "latency_ms": summary["latency_ms"], "statuses": summary["statuses"], "busy_503": summary["busy_503"],
+                            "claim_statements_per_claiming_request": round(claims / claim_requests, 3) if claim_requests else None,
+                            "sql_per_request": round(sum(v for k, v in counted.items() if k.endswith(":sql")) / requests, 3) if requests else None,
+                            "app_counts": counted,
+                            "pgbouncer": {
+                                "queries": delta(after, before, "total_query_count"),
+                                "transactions": delta(after, before, "total_xact_count"),
+                                "client_parses": delta(after, before, "total_client_parse_count"),
+                                "server_parses": delta(after, before, "total_server_parse_count"),
+                                "binds": delta(after, before, "total_bind_count"),
+                                "max_server_connections": watch.max_servers, "max_clients_waiting": watch.max_waiting,
+                            },
+                            "errors": summary["errors"], "n_errors": summary["n_errors"], "invariants": invariants,
+                        }
+                        results.append(row)
+                        log(json.dumps({k: row[k] for k in ("verifiers", "mode", "plan_cache_mode", "pairs_per_s", "claim_statements_per_claiming_request",
+                                                             "sql_per_request", "pgbouncer", "n_errors")}))
+                        log(f"invariants: {invariants['violations'] or 'all hold'}")
     finally:
         connection.close()
         counters.delete(counters_key)
@@ -259,12 +265,12 @@ def main() -> int:
 
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2, default=str))
-    print("\n| verifiers | mode | pairs/s | next p50 / p95 ms | submit p50 / p95 ms | claim stmt / claiming req | SQL / req "
+    print("\n| verifiers | mode | plan_cache_mode | pairs/s | next p50 / p95 ms | submit p50 / p95 ms | claim stmt / claiming req | SQL / req "
           "| PgBouncer server conns (max) | client / server Parse | over k | dup | errors | acked = stored | busy 503 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         lat, inv, pgb = r["latency_ms"], r["invariants"], r["pgbouncer"]
-        print(f"| {r['verifiers']} | {r['mode']} | {r['pairs_per_s']} | {lat['next']['p50']} / {lat['next']['p95']} "
+        print(f"| {r['verifiers']} | {r['mode']} | {r['plan_cache_mode']} | {r['pairs_per_s']} | {lat['next']['p50']} / {lat['next']['p95']} "
               f"| {lat['submit']['p50']} / {lat['submit']['p95']} | {r['claim_statements_per_claiming_request']} | {r['sql_per_request']} "
               f"| {pgb['max_server_connections']} | {pgb['client_parses']} / {pgb['server_parses']} | {inv['items_over_k']} "
               f"| {inv['duplicate_pairs']} | {r['n_errors']} | {inv['acknowledged_submissions']} = {inv['stored_judgments']} "
