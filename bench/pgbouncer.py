@@ -186,6 +186,8 @@ def main() -> int:
     parser.add_argument("--pool-size", type=int, default=20, help="PgBouncer's server connections per pool")
     parser.add_argument("--plans", default="force_generic_plan",
                         help="plan_cache_mode(s) PgBouncer sets on its server connections: force_generic_plan, auto")
+    parser.add_argument("--direct", action="store_true",
+                        help="the gunicorn processes straight on PostgreSQL (session pooling; DIALTOM_PLAN_CACHE_MODE per --plans)")
     parser.add_argument("--keep-db", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "pgbouncer.json"))
     args = parser.parse_args()
@@ -225,8 +227,12 @@ def main() -> int:
                 for mode in modes:
                     for plan, bouncer in bouncers.items():
                         web_url = f"postgres://{base['USER'] or 'postgres'}@127.0.0.1:{bouncer.port}/dialtom"
+                        pooling = "transaction"
+                        if args.direct:  # the control: straight to PostgreSQL, the plan mode set by the app
+                            web_url, pooling = admin_url.rsplit("/", 1)[0] + "/" + db_name, "session"
                         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.pgbouncer_settings", "DATABASE_URL": web_url,
-                               "DATABASE_POOLING": "transaction", "CONN_MAX_AGE": "600", "PYTHONPATH": str(ROOT),
+                               "DATABASE_POOLING": pooling, "DIALTOM_PLAN_CACHE_MODE": plan,
+                               "CONN_MAX_AGE": "600", "PYTHONPATH": str(ROOT),
                                "CELERY_TASK_DEFAULT_QUEUE": f"{os.environ.get('CELERY_TASK_DEFAULT_QUEUE', 'dialtom-test')}-pgbench"}
                         env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
                         batch = f"pgb-{n}-{mode}-{plan[:4]}"
@@ -255,7 +261,7 @@ def main() -> int:
                         claims = counted.get(f"{claiming}:claim", 0) + (counted.get("next:claim", 0) if claiming != "next" else 0)
                         requests = sum(v for k, v in counted.items() if k.endswith(":requests"))
                         row = {
-                            "verifiers": n, "mode": mode, "plan_cache_mode": plan, "items": args.items, "overlap": args.overlap,
+                            "verifiers": n, "mode": mode, "plan_cache_mode": plan, "direct": args.direct, "items": args.items, "overlap": args.overlap,
                             "gunicorn": f"2 x ({args.workers} workers x {args.threads} threads)",
                             "seconds": summary["seconds"], "pairs": len(stats.acknowledged),
                             "pairs_per_s": round(len(stats.acknowledged) / stats.elapsed, 1) if stats.elapsed else None,

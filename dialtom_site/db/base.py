@@ -23,16 +23,16 @@ import select
 from django.db.backends.postgresql import base
 from psycopg.pq import TransactionStatus
 
-GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def _configure_connection(self, connection):
         commit = super()._configure_connection(connection)
-        if self.settings_dict.get("POOLING", "session") != "session":
+        mode = self.settings_dict.get("PLAN_CACHE_MODE", "force_generic_plan")
+        if self.settings_dict.get("POOLING", "session") != "session" or mode == "auto":
             return commit
         with connection.cursor() as cursor:
-            cursor.execute(GENERIC_PLANS)
+            cursor.execute(f"SET plan_cache_mode = {mode}")  # one of three fixed words (settings)
         return True
 
     def is_usable(self) -> bool:

@@ -144,6 +144,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
         DATABASES["default"]["CONN_MAX_AGE"] = int(env("CONN_MAX_AGE", "600"))
     DATABASES["default"]["POOLING"] = DATABASE_POOLING
+    # what a new session-pooled connection sets plan_cache_mode to (`auto`: PostgreSQL's default)
+    DATABASES["default"]["PLAN_CACHE_MODE"] = env_choice(
+        "DIALTOM_PLAN_CACHE_MODE", "force_generic_plan", ("force_generic_plan", "auto", "force_custom_plan"))
     # --- end issue 23 ---------------------------------------------------------------------------
 
 AUTH_USER_MODEL = "accounts.User"
