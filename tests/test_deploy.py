@@ -104,3 +104,14 @@ def test_database_pooling_transaction_sets_what_django_needs_and_refuses_anythin
     assert session.stdout.split() == ["dialtom_site.db", "False", "0", "session"]
     wrong = _settings({"DATABASE_POOLING": "statement"})
     assert wrong.returncode != 0 and "DATABASE_POOLING='statement' is not one of session, transaction" in wrong.stderr
+
+
+def test_the_plan_cache_mode_is_one_of_postgresqls_three():
+    code = "from django.conf import settings as s; print(s.DATABASES['default']['PLAN_CACHE_MODE'])"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "dialtom_site.settings.test"}
+    default = subprocess.run([sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=ROOT,
+                             env={k: v for k, v in env.items() if k != "DIALTOM_PLAN_CACHE_MODE"}, capture_output=True, text=True)
+    assert default.stdout.strip() == "force_generic_plan", default.stderr
+    wrong = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT,
+                           env={**env, "DIALTOM_PLAN_CACHE_MODE": "generic; DROP TABLE x"}, capture_output=True, text=True)
+    assert wrong.returncode != 0 and "DIALTOM_PLAN_CACHE_MODE" in wrong.stderr
