@@ -105,7 +105,9 @@ def copy_lines(cursor, select_sql: str, params: list, out: HashingFile) -> int:
 def _subquery(queryset, names: tuple[str, ...]) -> tuple[str, list]:
     """`queryset.values_list(*names)` as SQL whose columns are named after `names` (dots for __)."""
     sql, params = queryset.order_by().values_list(*names).query.sql_with_params()
-    return f"({sql}) AS q ({', '.join(_column(n) for n in names)})", list(params)
+    # OFFSET 0: the subquery is not pulled up, so a column the line names several times (an
+    # annotation with a subquery: the decision in force) is computed once a row
+    return f"({sql} OFFSET 0) AS q ({', '.join(_column(n) for n in names)})", list(params)
 
 
 def _column(name: str) -> str:
