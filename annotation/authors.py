@@ -13,6 +13,7 @@ from . import dialtom
 from .models import Batch, Context, Domain, Item, Task, Variant
 from .parsers import InputError, count_words
 from .bulk import bulk_insert, chunked
+from .imported import already_imported, file_hashes, imported_record
 from .services import CHUNK_SIZE, continuation_reveals_refresh, domains_ensure
 
 
@@ -123,7 +124,7 @@ def _problem(file_name: str, line: int, key: str, field: str, reason: str) -> di
 
 @transaction.atomic
 def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str | None = None,
-                   strict: bool = False) -> dict:
+                   strict: bool = False, force: bool = False) -> dict:
     """Import every file of the DialToM authors in a directory (docs/data.md): the unverified
     pool, the verified release and the counterfactuals, whatever mix it holds.
 
@@ -143,6 +144,10 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     `mi-s0005-w02`. Items go to one batch per file (pool items to their pool file's,
     `dialtom-mi-data-0-50`; release-only items to `dialtom-mi-retrospective`, ...) unless
     `batch` is given.
+
+    A file whose content (sha256) was imported before with the same seed and batch, none of
+    its records skipped, is skipped and named in the report's `unchanged`
+    (`annotation.imported`); `force` reads it again.
     """
     domains_ensure()
     seed = settings.DIALTOM_SEED if seed is None else seed
@@ -154,6 +159,12 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
         raise InputError(directory, "-", "files", "no DialToM files here ({MI,ESC,PFG}_data_{start}_{count}.json, "
                                                   "{MI,ESC,PFG}_{retrospective,prospective,prospective-easy}"
                                                   "_verified.json, {MI,ESC,PFG}_counterfact.json)")
+    hashes = file_hashes(f.path for f in files)
+    options = {"seed": seed, "batch": batch}
+    unchanged = set() if force else already_imported("dialtom", options, hashes)
+    files = [f for f in files if f.path not in unchanged]
+    if not files:
+        return _nothing_imported(directory, sorted(p.name for p in unchanged))
     domains = {d.code: d for d in Domain.objects.all()}
     names = [f.path.name for f in files]
     skipped: list[dialtom.Problem] = []
@@ -406,9 +417,10 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     for item_id in counterfactual_ok:
         by_domain[item_id.split("-", 1)[0]]["counterfactual"] += 1
 
-    return {
+    report = {
         "directory": str(directory),
         "files": names,
+        "unchanged": sorted(p.name for p in unchanged),
         "contexts": totals["contexts"],
         **{k: totals[k] for k in KINDS},
         "references": 0,  # the written inferences: import_dialtom adds them (references.services)
@@ -421,6 +433,20 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
         "by_domain": {d: {k: c[k] for k in KINDS} for d, c in sorted(by_domain.items())},
         "continuation_reveals": reveals,
     }
+    # a file with a record skipped is read again next time (its problems listed again)
+    dirty = {p.file for p in skipped}
+    imported_record("dialtom", options, {f.path: hashes[f.path] for f in files if f.path.name not in dirty},
+                    counts=report["created"])
+    return report
+
+
+def _nothing_imported(directory: Path, unchanged: list[str]) -> dict:
+    """The report of an import whose files were all imported before, unchanged."""
+    return {"directory": str(directory), "files": [], "unchanged": unchanged, "contexts": 0, **dict.fromkeys(KINDS, 0),
+            "references": 0, "retained_by_authors": 0,
+            "created": {"contexts": 0, "items": 0, **dict.fromkeys(KINDS, 0), "references": 0, "marked_retained": 0},
+            "existing": {"contexts": 0, "items": 0}, "skipped": [], "warnings": [], "by_domain": {},
+            "continuation_reveals": 0}
 
 
 def contexts_ensure(contexts: dict[str, tuple[dict, dict]]) -> tuple[dict[str, int], int]:

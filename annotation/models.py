@@ -271,3 +271,26 @@ class ContinuationReveal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dialogue_id} reveals {self.continuation_of_id}"
+
+
+class ImportedFile(models.Model):
+    """A file an importer read to the end and whose import was committed: its content hash
+    (sha256), so that importing the same content again is skipped (`annotation.imported`).
+    Written in the import's own transaction: a failed import records nothing."""
+
+    importer = models.CharField(max_length=40, help_text="the command that imported it: dialtom, written_inferences, ...")
+    options = models.CharField(max_length=200, blank=True, default="",
+                               help_text="the options that change what the import writes (seed, batch, set), canonical")
+    sha256 = models.CharField(max_length=64)
+    name = models.CharField(max_length=300, help_text="the file's name when imported")
+    path = models.TextField(help_text="the file's path when imported")
+    size = models.BigIntegerField()
+    imported_at = models.DateTimeField(auto_now_add=True)
+    counts = models.JSONField(default=dict, blank=True, help_text="the import's created counts")
+
+    class Meta:
+        ordering = ["-imported_at"]
+        indexes = [models.Index(fields=["importer", "sha256"])]
+
+    def __str__(self) -> str:
+        return f"{self.importer} {self.name} {self.sha256[:12]}"

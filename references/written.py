@@ -18,6 +18,7 @@ from annotation.models import Attribute, Domain
 from annotation import dialtom
 from annotation.parsers import InputError, iter_json_object, lone_surrogate_field, read_text, remove_nul
 from annotation.authors import contexts_ensure
+from annotation.imported import already_imported, file_hashes, imported_record
 from annotation.services import domains_ensure
 
 from .models import (
@@ -183,7 +184,7 @@ def _written_row_problem(record: dict, worker_id: str, dataset: str, state: str,
 @transaction.atomic
 def written_inferences_import(
     *, inferences: str | Path, contexts: str | Path, strict: bool = False, set_name: str = WRITTEN_SET,
-    per_context: int = 3,
+    per_context: int = 3, force: bool = False,
 ) -> dict:
     """Import the authors' written inferences as accepted references of a closed reference set.
 
@@ -195,10 +196,18 @@ def written_inferences_import(
 
     A row that cannot be a reference is skipped and listed (`file`, `line`, `field`, `reason`);
     with `strict` the first such row refuses the whole import (InputError). One transaction;
-    idempotent: a second run creates nothing.
+    idempotent: a second run creates nothing. Two files whose content (sha256) was imported
+    together before into the same set, no row skipped, are skipped (`annotation.imported`) unless `force`.
     """
     domains_ensure()
     inferences, contexts = Path(inferences), Path(contexts)
+    hashes = file_hashes([inferences, contexts])
+    options = {"set": set_name, "per_context": per_context}
+    if not force and len(already_imported("written_inferences", options, hashes)) == len(hashes):
+        return {"reference_set": set_name, "files": [], "unchanged": [inferences.name, contexts.name],
+                "references": 0, "units": 0, "contexts": 0, "workers": 0, "by_domain": {},
+                "created": {"references": 0, "assignments": 0, "contexts": 0, "workers": 0},
+                "skipped": [], "warnings": []}
     skipped: list[dict] = []
     warnings: list[dict] = []
     domains = {d.code: d for d in Domain.objects.all()}
@@ -311,9 +320,12 @@ def written_inferences_import(
     created = {"assignments": len(new_assignments), "references": len(references)}
 
     units = {(r.context_id, r.attribute) for r in rows}
+    if not skipped:  # files with rows skipped are read again next time (their problems listed again)
+        imported_record("written_inferences", options, hashes, counts={**created, "contexts": n_new_contexts})
     return {
         "reference_set": reference_set.name,
         "files": [inferences.name, contexts.name],
+        "unchanged": [],
         "references": len(rows),
         "units": len(units),
         "contexts": len(used),

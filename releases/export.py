@@ -11,6 +11,7 @@ import hmac
 import io
 import json
 from collections.abc import Iterable, Iterator
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -59,6 +60,13 @@ PARQUET_SCHEMA = pa.schema(
 )
 
 
+def release_round(value, digits: int) -> float:
+    """A float of a release rounded to `digits` decimals: its shortest text (repr) rounded half
+    away from zero, as PostgreSQL's `round(x::text::numeric, digits)` does, so that the files
+    PostgreSQL writes (releases.copyout) and those Python writes hold the same text."""
+    return float(Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
 def _dumps(value) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -104,9 +112,9 @@ def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]],
         {
             "batch": row["batch__name"],
             "n_judgments": row["n_judgments"],
-            "ds_posterior": round(float(row["posterior"]), 9),
+            "ds_posterior": release_round(row["posterior"], 9),
             "mv_label": row["mv_label"] or None,
-            "agreement": None if ac1 is None else round(float(ac1), 9),
+            "agreement": None if ac1 is None else release_round(ac1, 9),
             "state": row.get("item__metadata__state"),
             "source_key": row.get("item__metadata__key"),
             "retained_by_authors": bool(row.get("item__retained_by_authors")),
@@ -171,7 +179,7 @@ def result_values(row: dict) -> list:
         row["item__variant"],
         row["item__context__domain_id"],
         row["released_label"],
-        round(float(row["posterior"]), 9),
+        release_round(row["posterior"], 9),
         row["mv_label"],
         row["n_judgments"],
         "true" if row["released"] else "false",

@@ -143,14 +143,19 @@ def release_judgment_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> I
     """(item_id, verifier pk, label, seconds) of every judgment the current runs fitted: the
     batches' usable judgments (`aggregation.selectors.usable_judgments`), gold items included
     (they are fitted too), by item_id then verifier (streamed)."""
-    from aggregation.selectors import usable_judgments
-
     return (
-        usable_judgments().filter(item__batch_id__in=list(pairs))
+        release_judgments(pairs=pairs)
         .order_by("item__item_id", "verifier_id")
         .values_list("item__item_id", "verifier_id", "label", "seconds_spent")
         .iterator(chunk_size=chunk_size)
     )
+
+
+def release_judgments(*, pairs: dict[int, int]):
+    """The judgments a release's judgments.csv holds (see release_judgment_rows), unordered."""
+    from aggregation.selectors import usable_judgments
+
+    return usable_judgments().filter(item__batch_id__in=list(pairs))
 
 
 def domain_roles() -> dict[str, dict[str, str]]:

@@ -121,8 +121,9 @@ def _stale_builds_remove(root: Path, *, building: str) -> list[str]:
     return removed
 
 
-def release_build(*, release_id: int) -> Release:
+def release_build(*, release_id: int, portable: bool = False) -> Release:
     """Builds the files of a release under RELEASE_ROOT/<version>/; safe to run twice.
+    `portable`: every file written by Python, as on SQLite (the same bytes; tests compare).
 
     The files are written into a temporary folder that is renamed into place at the end,
     so a release folder is either complete or absent. A ready release is never rebuilt.
@@ -140,7 +141,7 @@ def release_build(*, release_id: int) -> Release:
             raise FileExistsError(f"{final} exists already; releases are immutable")
         tmp.mkdir()
         with jobs.job_heartbeat(Release, release.pk):
-            manifest, pairs = _write_release(release=release, directory=tmp)
+            manifest, pairs = _write_release(release=release, directory=tmp, portable=portable)
             files = {name: {**meta, "path": str(final / name)} for name, meta in manifest["files"].items()}
             files["manifest.json"] = {"path": str(final / "manifest.json"), "sha256": export.sha256_file(tmp / "manifest.json")}
             with transaction.atomic():  # the release's items and its READY status land together with its folder
@@ -210,9 +211,34 @@ def _report_files(*, directory: Path, release: Release, pairs: dict[int, int]) -
     return rows
 
 
-def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int, int]]:
+def _copy_out_results(*, directory: Path, release: Release, pairs: dict[int, int], digests: dict) -> dict[str, int]:
+    """results.csv and judgments.csv written by PostgreSQL (releases.copyout), hashed as they
+    are written; a file it cannot write byte for byte is left out (the caller writes it)."""
+    from . import copyout  # noqa: PLC0415 - PostgreSQL only
+
+    verifier_ids = selectors.release_judgments(pairs=pairs).order_by().values_list("verifier_id", flat=True).distinct()
+    pseudonyms = {pk: export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=pk)
+                  for pk in verifier_ids}
+    rows = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL extra_float_digits = 1")  # shortest float text, as Python's repr
+        for name, write in (("results.csv", lambda path: copyout.write_results(cursor, path=path, pairs=pairs)),
+                            ("judgments.csv", lambda path: copyout.write_judgments(cursor, path=path, pairs=pairs,
+                                                                                  pseudonyms=pseudonyms))):
+            try:
+                with transaction.atomic():  # a COPY that stops leaves the transaction usable
+                    written = write(directory / name)
+            except copyout.CopyUnsafe:
+                logger.warning("%s of release %s: a text holds \\x01, written the portable way", name, release.version)
+                continue
+            rows[name], digests[name] = written.rows, written.sha256.hexdigest()
+    return rows
+
+
+def _write_release(*, release: Release, directory: Path, portable: bool = False) -> tuple[dict, dict[int, int]]:
     """Writes every file of a release and its manifest into `directory`; returns the manifest
-    and the (batch → run) pairs of the results it was made from."""
+    and the (batch → run) pairs of the results it was made from. On PostgreSQL the database
+    writes results.csv and judgments.csv (releases.copyout) unless `portable`: the same bytes."""
     pairs = selectors.current_batch_runs()
     batch_results = list(selectors.current_batch_results(pairs=pairs))
     agreement = {br.batch_id: br.ac1 for br in batch_results}
@@ -243,11 +269,19 @@ def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int
     def judgment_rows():
         for item_id, verifier_id, label, seconds in selectors.release_judgment_rows(pairs=pairs):
             name = export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=verifier_id)
-            yield item_id, name, label, None if seconds is None else round(float(seconds), 3)
+            yield item_id, name, label, None if seconds is None else export.release_round(seconds, 3)
 
+    digests: dict[str, str] = {}  # files hashed as they were written
     with transaction.atomic():
-        rows["results.csv"] = export.write_csv(directory / "results.csv", header=export.RESULT_COLUMNS, rows=result_rows())
-        rows["judgments.csv"] = export.write_csv(directory / "judgments.csv", header=export.JUDGMENT_COLUMNS, rows=judgment_rows())
+        if not portable and connection.vendor == "postgresql":
+            rows_copied = _copy_out_results(directory=directory, release=release, pairs=pairs, digests=digests)
+            rows.update(rows_copied)
+        if "results.csv" not in rows:
+            rows["results.csv"] = export.write_csv(directory / "results.csv", header=export.RESULT_COLUMNS,
+                                                   rows=result_rows())
+        if "judgments.csv" not in rows:
+            rows["judgments.csv"] = export.write_csv(directory / "judgments.csv", header=export.JUDGMENT_COLUMNS,
+                                                     rows=judgment_rows())
     file_names += ["results.csv", "judgments.csv"]
 
     references = _references_rows()
@@ -320,7 +354,7 @@ def _write_release(*, release: Release, directory: Path) -> tuple[dict, dict[int
         },
         "files": {
             name: {
-                "sha256": export.sha256_file(directory / name),
+                "sha256": digests.get(name) or export.sha256_file(directory / name),
                 "bytes": (directory / name).stat().st_size,
                 "rows": rows[name],
             }

@@ -18,18 +18,21 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from aggregation.agreement import agreement_summary, gwet_ac1
-from aggregation.selectors import categories_for, usable_judgments
+from aggregation.agreement import agreement_summary
+from aggregation.selectors import BASE_CATEGORIES, NOTA, categories_for, usable_judgments
 from annotation.models import Batch, Item, Variant
 from references.models import SimilarityRun, SimilarityRunStatus
 from releases import selectors as release_selectors
@@ -98,7 +101,21 @@ def judgments_frame(*, batch_ids) -> pd.DataFrame:
         .annotate(n=Count("id"))
         .order_by()
     )
-    frame = pd.DataFrame.from_records(list(rows), columns=[*JUDGMENT_COLUMNS, "n"])
+    # Read in chunks, each made compact (text columns as categoricals) before the next is read:
+    # a list of every row as Python tuples took ~1.5 KB a row (600 MB at 400k items)
+    columns = [*JUDGMENT_COLUMNS, "n"]
+    texts = [c for c in JUDGMENT_COLUMNS if c not in ("item", "batch")]
+    chunks, iterator = [], rows.iterator(chunk_size=20_000)
+    while chunk := list(itertools.islice(iterator, 100_000)):
+        part = pd.DataFrame.from_records(chunk, columns=columns)
+        chunks.append(part.astype({c: "category" for c in texts}))
+    if not chunks:
+        return pd.DataFrame(columns=columns)
+    frame = pd.DataFrame({
+        c: (union_categoricals([part[c] for part in chunks], sort_categories=True) if c in texts
+            else np.concatenate([part[c].to_numpy() for part in chunks]))
+        for c in columns
+    })
     return frame.sort_values(["item", "label"], kind="mergesort").reset_index(drop=True)
 
 
@@ -112,6 +129,88 @@ def group_counts(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     counts = np.zeros((len(subjects), len(categories)))
     np.add.at(counts, (rows[keep], cols[keep]), frame["n"].to_numpy(dtype=float)[keep])
     return counts, categories
+
+
+_AC1_CELL = ("batch", "task", "domain", "attribute", "variant")
+
+
+def _ac1_judgments_sql(batch_ids) -> tuple[str, list]:
+    """The per (item, label) counts of `judgments_frame` as SQL, columns named (item, label, n, cell...)."""
+    sql, params = (
+        usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
+        .values_list("item_id", "label", "item__batch_id", "item__task", "item__context__domain_id",
+                     "item__attribute", "item__variant")
+        .annotate(n=Count("id")).order_by()
+        .query.sql_with_params()
+    )
+    return f"SELECT * FROM ({sql}) j (item, label, {', '.join(_AC1_CELL)}, n)", list(params)
+
+
+def batch_ac1s(*, batch_ids) -> dict[str, dict[tuple, dict[int, float | None]]]:
+    """Gwet's AC1 (its value only) of each batch's part of every group of GROUPINGS:
+    grouping -> group key -> batch id -> AC1, as `gwet_ac1(group_counts(part))` gives it, computed
+    in SQL from per-item counts: what AC1 needs is additive over the items (how many were
+    rated, how many twice or more, Σ pa_i, and Σ r_ik / r_i per choice), so the database
+    returns those sums per (batch, task, domain, attribute, variant) and the groups add them up.
+
+    A part offers NOTA when one of its items does (categories_for); a NOTA judgment on an item of
+    a part that does not offer it is left out, as `group_counts` does: hence the sums twice,
+    with and without NOTA judgments (`_n` columns)."""
+    if not batch_ids:
+        return {grouping: {} for grouping in GROUPINGS}
+    judged, params = _ac1_judgments_sql(batch_ids)
+    choices = [*BASE_CATEGORIES[:4], NOTA, *BASE_CATEGORIES[4:]]
+    marks = ", ".join(["%s"] * len(choices))
+    cell = ", ".join(_AC1_CELL)
+    per_item = f"""
+        WITH j AS (SELECT * FROM ({judged}) judged WHERE label IN ({marks})),
+        i AS (SELECT item, {cell}, sum(n) AS r, sum(n * (n - 1)) AS pair,
+                     sum(CASE WHEN label <> %s THEN n ELSE 0 END) AS r_n,
+                     sum(CASE WHEN label <> %s THEN n * (n - 1) ELSE 0 END) AS pair_n
+              FROM j GROUP BY item, {cell})"""
+    head = [*params, *choices, NOTA, NOTA]
+    items_sql = f"""{per_item}
+        SELECT {cell}, count(*), sum(CASE WHEN r >= 2 THEN 1 ELSE 0 END),
+               sum(CASE WHEN r >= 2 THEN pair * 1.0 / (r * (r - 1)) ELSE 0 END),
+               sum(CASE WHEN r_n > 0 THEN 1 ELSE 0 END), sum(CASE WHEN r_n >= 2 THEN 1 ELSE 0 END),
+               sum(CASE WHEN r_n >= 2 THEN pair_n * 1.0 / (r_n * (r_n - 1)) ELSE 0 END)
+        FROM i GROUP BY {cell}"""
+    shares_sql = f"""{per_item}
+        SELECT {', '.join('j.' + c for c in _AC1_CELL)}, j.label, sum(j.n * 1.0 / i.r),
+               sum(CASE WHEN j.label <> %s AND i.r_n > 0 THEN j.n * 1.0 / i.r_n ELSE 0 END)
+        FROM j JOIN i ON i.item = j.item GROUP BY {', '.join('j.' + c for c in _AC1_CELL)}, j.label"""
+    with connection.cursor() as cursor:
+        cursor.execute(items_sql, head)
+        items = {tuple(row[:5]): [float(v or 0) for v in row[5:]] for row in cursor.fetchall()}
+        cursor.execute(shares_sql, [*head, NOTA])
+        shares: dict[tuple, dict[str, tuple[float, float]]] = defaultdict(dict)
+        for *key, label, share, share_n in cursor.fetchall():
+            shares[tuple(key)][label] = (float(share or 0), float(share_n or 0))
+
+    out: dict[str, dict[tuple, dict[int, float | None]]] = {}
+    position = {name: n for n, name in enumerate(_AC1_CELL)}
+    for grouping, keys in GROUPINGS.items():
+        parts: dict[tuple, list[tuple]] = defaultdict(list)
+        for key in items:
+            parts[(tuple(key[position[k]] for k in keys), key[0])].append(key)
+        result: dict[tuple, dict[int, float | None]] = defaultdict(dict)
+        for (group, batch_id), cells in sorted(parts.items(), key=lambda kv: repr(kv[0])):
+            categories = categories_for(kinds={(c[1], c[4]) for c in cells})
+            nota, q = NOTA in categories, len(categories)
+            base = 0 if nota else 3
+            n, n2, pa_sum = (sum(items[c][base + k] for c in cells) for k in range(3))
+            pi = defaultdict(float)
+            for c in cells:
+                for label, pair in shares[c].items():
+                    pi[label] += pair[0 if nota else 1]
+            if n == 0 or n2 == 0:
+                result[group][batch_id] = None
+                continue
+            pe = sum((v / n) * (1 - v / n) for label, v in pi.items() if nota or label != NOTA) / (q - 1)
+            result[group][batch_id] = None if math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-15) else \
+                (pa_sum / n2 - pe) / (1 - pe)
+        out[grouping] = dict(result)
+    return out
 
 
 def _retention_by(cells: list[dict], keys: tuple[str, ...]) -> dict[tuple, tuple[int, int]]:
@@ -140,6 +239,7 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
     frame = judgments_frame(batch_ids=pairs)
     names = dict(Batch.objects.filter(pk__in=list(pairs)).values_list("id", "name"))
     section: dict = {"judgments": int(frame["n"].sum()) if len(frame) else 0, "batches": []}
+    batch_values = batch_ac1s(batch_ids=pairs)  # per-batch AC1 of each group, summed in SQL
     for result in release_selectors.current_batch_results(pairs=pairs):
         section["batches"].append({
             "batch": result.batch.name, "run": result.run_id, "items": result.items, "retained": result.retained,
@@ -150,7 +250,8 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
         })
     for grouping, keys in GROUPINGS.items():
         retention = _retention_by(cells, keys)
-        groups = {key: group for key, group in frame.groupby(list(keys), sort=True)} if len(frame) else {}
+        groups = ({key: group for key, group in frame.groupby(list(keys), sort=True, observed=True)}
+                  if len(frame) else {})
         groups = {(key if isinstance(key, tuple) else (key,)): group for key, group in groups.items()}
         rows = []
         for key in sorted(set(retention) | set(groups)):
@@ -164,9 +265,8 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
             else:
                 counts, categories = group_counts(group)
                 summary = agreement_summary(counts)
-                per_batch = {}
-                for batch_id, part in group.groupby("batch", sort=True):
-                    per_batch[names.get(batch_id, str(batch_id))] = gwet_ac1(group_counts(part)[0]).value
+                per_batch = {names.get(batch_id, str(batch_id)): value
+                             for batch_id, value in sorted(batch_values[grouping].get(key, {}).items())}
                 row.update(
                     judgments=int(group["n"].sum()), ac1=summary["ac1"], ac1_se=summary["ac1_se"], ac1_ci=summary["ac1_ci"],
                     kappa=summary["kappa"], alpha=summary["alpha"], categories=categories,

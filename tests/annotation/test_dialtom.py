@@ -83,7 +83,7 @@ def test_prospective_options_are_a_seeded_shuffle(settings):
     assert len({a for a, _ in answers}) > 1  # not always the same letter
     Item.objects.filter(variant="counterfactual").delete()
     Item.objects.all().delete()
-    dialtom_import(directory=RELEASE, seed=settings.DIALTOM_SEED)
+    dialtom_import(directory=RELEASE, seed=settings.DIALTOM_SEED, force=True)
     assert list(Item.objects.filter(task="prospective").order_by("item_id").values_list("answer", "options")) == answers
     Item.objects.filter(variant="counterfactual").delete()
     Item.objects.all().delete()
@@ -167,7 +167,7 @@ def test_second_run_creates_nothing(tmp_path):
         shutil.copy(source, tmp_path)
     _, first = run("import_dialtom", tmp_path)
     before = list(Item.objects.order_by("pk").values_list("pk", "item_id", "answer", "options", "retained_by_authors"))
-    _, second = run("import_dialtom", tmp_path)
+    _, second = run("import_dialtom", tmp_path, "--force")  # the files read again: nothing new
     assert all(v == 0 for v in second["created"].values())
     assert second["existing"] == {"contexts": first["contexts"], "items": first["created"]["items"]}
     assert counts(second) == counts(first) and second["skipped"] == []
@@ -280,7 +280,7 @@ def test_item_already_in_the_database_with_other_content_is_skipped(tmp_path):
     Item.objects.filter(item_id="mi-s0000-w00-trust").update(answer="A" if
                                                              Item.objects.get(item_id="mi-s0000-w00-trust").answer != "A"
                                                              else "B")
-    _, report = run("import_dialtom", POOL)
+    _, report = run("import_dialtom", POOL, "--force")
     assert [(p["key"], p["field"], p["reason"]) for p in report["skipped"]] == [
         ("0, 0", "options.Trust", "item mi-s0000-w00-trust: already in the database with other content; not imported")]
 

@@ -103,7 +103,8 @@ def test_a_second_run_creates_nothing():
     first = run()
     before = counts()
 
-    again = run()
+    assert run()["unchanged"] == [SAMPLE_CSV.name, SAMPLE_JSON.name] and counts() == before  # skipped unread
+    again = run(force=True)
 
     assert counts() == before
     assert again["created"] == {"references": 0, "assignments": 0, "contexts": 0, "workers": 0}
@@ -255,7 +256,7 @@ def test_import_dialtom_reads_the_written_inferences_beside_the_release(tmp_path
     only.mkdir()
     for path in (SAMPLE_CSV, SAMPLE_JSON):
         shutil.copy(path, only / path.name)
-    call_command("import_dialtom", str(only), "--json")
+    call_command("import_dialtom", str(only), "--json", "--force")
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["references"] == 27
 
 

@@ -93,8 +93,8 @@ def test_a_build_taken_for_dead_cannot_overwrite_a_later_attempt(world, release_
 
     original = services._write_release
 
-    def frozen_then_superseded(*, release, directory):
-        written = original(release=release, directory=directory)
+    def frozen_then_superseded(*, release, directory, portable=False):
+        written = original(release=release, directory=directory, portable=portable)
         Release.objects.filter(pk=release.pk).update(attempts=F("attempts") + 1)  # the sweep's retry, claimed
         return written
 

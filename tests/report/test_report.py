@@ -367,3 +367,22 @@ def test_report_queries_do_not_grow_with_items(in_study, django_assert_max_num_q
 
     with django_assert_max_num_queries(40):  # a few a run (outcomes, pairs), none an item or a batch
         study_report(release=in_study.release)
+
+
+def test_batch_ac1s_in_sql_equal_gwet_on_each_part(in_study):
+    """report.selectors.batch_ac1s (sums per item in SQL) against gwet_ac1 on the part's counts matrix."""
+    from aggregation.agreement import gwet_ac1
+    from report.selectors import GROUPINGS, batch_ac1s, group_counts, judgments_frame
+
+    batch_ids = list(in_study.batches.values())
+    frame = judgments_frame(batch_ids=batch_ids)
+    values = batch_ac1s(batch_ids=batch_ids)
+    for grouping, keys in GROUPINGS.items():
+        expected = {}
+        for key, group in frame.groupby(list(keys), observed=True):
+            for batch_id, part in group.groupby("batch"):
+                expected[(tuple(key) if isinstance(key, tuple) else (key,), batch_id)] = gwet_ac1(group_counts(part)[0]).value
+        got = {(key, batch_id): v for key, by_batch in values[grouping].items() for batch_id, v in by_batch.items()}
+        assert got.keys() == expected.keys()
+        for part, value in expected.items():
+            assert (got[part] is None) == (value is None) and (value is None or got[part] == pytest.approx(value, abs=1e-12))

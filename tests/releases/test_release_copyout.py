@@ -1,0 +1,77 @@
+"""results.csv and judgments.csv written by PostgreSQL (releases.copyout) are byte for byte the
+files the portable Python path writes, on awkward text and awkward numbers."""
+import filecmp
+import pytest
+from django.utils import timezone
+
+from aggregation.models import ItemResult
+from annotation.models import Batch, Item
+from releases import export, services
+from releases.models import Release
+from verification.models import Judgment
+
+pytestmark = pytest.mark.django_db
+
+AWKWARD = {
+    "mi-trust": 'mi-trust, "quoted"',
+    "mi-belief": "mi-belief\nsecond line",
+    "mi-emotion": "mi-emotion\rcarriage",
+    "esc-desire": "esc-désir ✓ 情",
+    "esc-prospective-1": ",leading comma",
+}
+POSTERIORS = [1e-05, 0.1234567895, 1.0, 0.0, 1 / 3, 0.99999999951]
+SECONDS = [None, 12.3455, 0.0001, 1e-07, 2.0005, 123456.789]
+
+
+def _awkward(world):
+    Batch.objects.filter(pk=world.batch_a.pk).update(name='batch "a",\nnew line ✓')
+    for old, new in AWKWARD.items():
+        Item.objects.filter(item_id=old).update(item_id=new)
+    for result, posterior in zip(ItemResult.objects.order_by("pk"), POSTERIORS * 10):
+        ItemResult.objects.filter(pk=result.pk).update(posterior=posterior)
+    for judgment, seconds in zip(Judgment.objects.order_by("pk"), SECONDS * 10):
+        Judgment.objects.filter(pk=judgment.pk).update(seconds_spent=seconds)
+
+
+def _both(tmp_path, monkeypatch, *, copy_only=True):
+    release = Release.objects.create(version="v1")
+    moment = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: moment)  # the report's and the manifest's time
+    portable, copied = tmp_path / "portable", tmp_path / "copied"
+    portable.mkdir()
+    copied.mkdir()
+    services._write_release(release=release, directory=portable, portable=True)
+    if copy_only:  # the COPY path must not fall back to Python
+        monkeypatch.setattr(export, "write_csv", lambda *a, **k: pytest.fail("results written by Python"))
+    services._write_release(release=release, directory=copied)
+    return portable, copied
+
+
+def _same(portable, copied):
+    names = sorted(p.name for p in portable.iterdir())
+    assert names == sorted(p.name for p in copied.iterdir())
+    for name in names:
+        assert filecmp.cmp(portable / name, copied / name, shallow=False), name
+
+
+def test_every_release_file_is_the_same_either_way(world, tmp_path, monkeypatch):
+    _awkward(world)
+    portable, copied = _both(tmp_path, monkeypatch)
+    _same(portable, copied)
+    text = (copied / "results.csv").read_bytes().decode()
+    assert '"mi-trust, ""quoted"""' in text and '"mi-emotion\rcarriage","batch ""a"",\nnew line ✓"' in text
+    assert "1e-05" in text and ",1.0," in text
+    judgments = (copied / "judgments.csv").read_bytes().decode()
+    assert ",12.346\n" in judgments and ",0.0\n" in judgments and ",1e-07" not in judgments
+
+
+def test_a_text_holding_the_copy_quote_byte_is_written_the_portable_way(world, tmp_path, monkeypatch):
+    Item.objects.filter(item_id="mi-trust").update(item_id="mi-\x01trust")
+    portable, copied = _both(tmp_path, monkeypatch, copy_only=False)
+    _same(portable, copied)
+    assert "mi-\x01trust" in (copied / "results.csv").read_text(encoding="utf-8")
+
+
+def test_release_round_is_half_away_from_zero_on_the_shortest_text():
+    assert export.release_round(12.3455, 3) == 12.346  # Python's round() gives 12.345 (binary value below)
+    assert export.release_round(1e-05, 9) == 1e-05 and export.release_round(2 / 3, 9) == 0.666666667
