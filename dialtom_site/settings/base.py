@@ -311,6 +311,9 @@ DIALTOM_OVERLAP_MAX_RISK = float(env("DIALTOM_OVERLAP_MAX_RISK", "0.03"))
 DIALTOM_OVERLAP_PRIOR_STRENGTH = float(env("DIALTOM_OVERLAP_PRIOR_STRENGTH", "4"))
 DIALTOM_OVERLAP_PRIOR_ACCURACY = float(env("DIALTOM_OVERLAP_PRIOR_ACCURACY", "0.7"))
 DIALTOM_OVERLAP_REFRESH_SECONDS = float(env("DIALTOM_OVERLAP_REFRESH_SECONDS", "10"))
+# An adaptive batch with no claim or judgment for this long whose short items nobody may take
+# (the context rule) has them settled at what they hold, by the sweep (docs/overlap.md).
+DIALTOM_OVERLAP_STALL_SECONDS = float(env("DIALTOM_OVERLAP_STALL_SECONDS", "60"))
 # Dashboard: flag batches whose AC1 is below this; verifier outliers (median seconds per item
 # under FAST_SECONDS, or one letter above LETTER_BIAS of their A–D answers, from 20 judgments on).
 DIALTOM_AC1_FLAG_THRESHOLD = float(env("DIALTOM_AC1_FLAG_THRESHOLD", "0.6"))
