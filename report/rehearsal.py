@@ -298,15 +298,18 @@ def _batches_aggregated(batch_ids: list[int], *, finished: set | None = None, na
     from aggregation.models import BatchResult, RunStatus
     from aggregation.selectors import batch_is_complete
     from annotation.models import Batch
-    from verification.models import Judgment
+    from verification.models import AdaptiveOverlap, Judgment
 
     last = dict(Judgment.objects.filter(batch_id__in=batch_ids).values("batch_id").annotate(t=Max("created_at"))
                 .values_list("batch_id", "t"))
     done = dict(BatchResult.objects.filter(batch_id__in=batch_ids, run__status=RunStatus.SUCCEEDED)
                 .values("batch_id").annotate(t=Max("run__started_at")).values_list("batch_id", "t"))
+    # polled every 2 s: an unsettled adaptive batch is not complete, and a complete one stays so
+    unsettled = set(AdaptiveOverlap.objects.filter(batch_id__in=batch_ids, settled=False).values_list("batch_id", flat=True))
     everything = True
     for batch in Batch.objects.filter(pk__in=batch_ids):
-        if not batch_is_complete(batch_id=batch.pk, overlap=batch.overlap):
+        if batch.pk in unsettled or (not (finished and batch.name in finished)
+                                     and not batch_is_complete(batch_id=batch.pk, overlap=batch.overlap)):
             everything = False
             continue
         if finished is not None:
@@ -430,8 +433,10 @@ def rehearse(*, directory: Path, model: VerifierModel, k_min: int = 2, k_max: in
     staff_token = Token.objects.get_or_create(user=staff)[0].key
     connection.close()  # the servers get their own connections; ours reopens on demand
 
-    # persistent database connections: each request otherwise opens one (the production settings do the same)
-    env = server_env(DIALTOM_OVERLAP_REFRESH_SECONDS=refresh_seconds, DIALTOM_AGGREGATE_SWEEP_SECONDS=15, CONN_MAX_AGE=60)
+    # persistent database connections, as in production (each request otherwise opens one), without
+    # the health check's extra round trip per request (the rehearsal's PostgreSQL does not restart)
+    env = server_env(DIALTOM_OVERLAP_REFRESH_SECONDS=refresh_seconds, DIALTOM_AGGREGATE_SWEEP_SECONDS=15, CONN_MAX_AGE=60,
+                     CONN_HEALTH_CHECKS=0)
     tally, done, finished = Tally(), threading.Event(), set()
     with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp, \
             Servers(env=env, workers=gunicorn_workers, threads=gunicorn_threads, log_dir=Path(tmp)) as servers:
