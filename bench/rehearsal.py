@@ -75,13 +75,14 @@ def main():
     parser.add_argument("--sample", type=Path, default=SAMPLE)
     parser.add_argument("--timeout", type=float, default=6 * 3600)
     parser.add_argument("--dashboard-every", type=float, default=10.0, help="seconds between dashboard loads")
+    parser.add_argument("--keep-db", action="store_true", help="keep the throw-away database (drop it yourself)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     suffix = "" if args.scale == 1 else f"-{args.scale:g}"
     out = args.out or ROOT / "bench" / "results" / f"rehearsal{suffix}"
     result = run(scale=args.scale, verifiers=args.verifiers, pay=args.pay_per_item, k_min=args.k_min, k_max=args.k_max,
                  overlap=args.overlap, out=out, sample=args.sample, timeout=args.timeout,
-                 dashboard_every=args.dashboard_every)
+                 dashboard_every=args.dashboard_every, keep_db=args.keep_db)
     return 1 if result["invariants"]["violations"] else 0
 
 
