@@ -248,6 +248,14 @@ def _people(*, n: int, pool: str, prefix: str) -> tuple[list[str], object, str]:
     return tokens, staff, f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
 
 
+def _short(batch_ids: list[int]) -> bool:
+    from django.db.models import F
+
+    from verification.models import QueueSlot
+
+    return QueueSlot.objects.filter(batch_id__in=batch_ids, taken__lt=F("needed")).exists()
+
+
 def _stalled(batch_ids: list[int], seconds: float) -> str:
     """Why no judgment came for `seconds`: the items still short of what they were asked for."""
     from django.db.models import F
@@ -435,8 +443,10 @@ def rehearse(*, directory: Path, model: VerifierModel, k_min: int = 2, k_max: in
 
     # persistent database connections, as in production (each request otherwise opens one), without
     # the health check's extra round trip per request (the rehearsal's PostgreSQL does not restart)
+    # its own Celery queue: two rehearsals (or a test and a bench run) on one Redis must not take
+    # each other's tasks, which would run against the other's database
     env = server_env(DIALTOM_OVERLAP_REFRESH_SECONDS=refresh_seconds, DIALTOM_AGGREGATE_SWEEP_SECONDS=15, CONN_MAX_AGE=60,
-                     CONN_HEALTH_CHECKS=0)
+                     CONN_HEALTH_CHECKS=0, CELERY_TASK_DEFAULT_QUEUE=f"{settings.CELERY_TASK_DEFAULT_QUEUE}-{prefix}-{uuid.uuid4().hex[:8]}")
     tally, done, finished = Tally(), threading.Event(), set()
     with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp, \
             Servers(env=env, workers=gunicorn_workers, threads=gunicorn_threads, log_dir=Path(tmp)) as servers:
@@ -454,7 +464,9 @@ def rehearse(*, directory: Path, model: VerifierModel, k_min: int = 2, k_max: in
             def all_aggregated():
                 if len(tally.acknowledged) != progress["n"]:
                     progress.update(n=len(tally.acknowledged), at=time.monotonic())
-                elif time.monotonic() - progress["at"] > stall_seconds:
+                elif time.monotonic() - progress["at"] > stall_seconds and _short(batch_ids):
+                    # a stall: items still short and no judgment comes (with none short, the
+                    # last refits and aggregation runs are what is left: `timeout` bounds them)
                     raise RuntimeError(_stalled(batch_ids, stall_seconds))
                 return _batches_aggregated(batch_ids, finished=finished)
 
