@@ -51,9 +51,8 @@ class Servers:
             "gunicorn": [str(bin_dir / "gunicorn"), "dialtom_site.wsgi:application", "--bind", f"127.0.0.1:{self.port}",
                          "--workers", str(workers), "--threads", str(threads), "--timeout", "120",
                          "--graceful-timeout", "5", "--access-logfile", "/dev/null"],
-            "celery": [sys.executable, "-m", "celery", "-A", "dialtom_site", "worker", "-B", "--pool", "prefork",
-                       "--concurrency", "2",  # two processes: a refit (pandas, crowd-kit) holds its GIL
-                       "-Q", env["CELERY_TASK_DEFAULT_QUEUE"], "--loglevel", "WARNING",
+            "celery": [sys.executable, "-m", "celery", "-A", "dialtom_site", "worker", "-B", "--pool", "threads",
+                       "--concurrency", "2", "-Q", env["CELERY_TASK_DEFAULT_QUEUE"], "--loglevel", "WARNING",
                        "-s", str(log_dir / "celerybeat-schedule"), "-n", f"rehearsal-{uuid.uuid4().hex[:6]}@%h"],
         }
         self.log_dir, self.procs = log_dir, {}
