@@ -15,6 +15,7 @@ is ../shared/data/dialtom-pool/MI_data_0_50.sample.json, or $DIALTOM_POOL_SAMPLE
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -48,6 +49,7 @@ def run(*, scale: float, verifiers: int | None, pay: float, k_min: int, k_max: i
     finally:
         if not keep_db:
             connection.creation.destroy_test_db(old_name, verbosity=0)
+        shutil.rmtree(work, ignore_errors=True)  # the pool and the release files
     result["scale"], result["pool"] = scale, shape
     lines = summary_lines(result)
     print("\n".join(lines))
