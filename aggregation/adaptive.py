@@ -14,7 +14,9 @@ of times (on a batch that is not settled, or already decided, it changes nothing
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F
@@ -24,7 +26,8 @@ from accounts.models import User
 from annotation.models import Item
 from dialtom_site import jobs
 from verification.adaptive import batch_is_settled
-from verification.models import AdaptiveOverlap, QueueSlot
+from verification import queue
+from verification.models import AdaptiveOverlap, Claim, Judgment, QueueSlot
 
 from .overlap import OverlapPolicy, batch_round
 from .selectors import usable_judgments
@@ -63,10 +66,13 @@ def batch_overlap_refresh(*, batch_id: int) -> dict:
         decisions = batch_round(frame, items=items, answers=answers, tasks=tasks, policy=policy)
         pk_of = dict(Item.objects.filter(batch_id=batch_id, is_gold=False).values_list("item_id", "pk"))
         by_pk = {pk_of[item]: decision for item, decision in decisions.items()}
-        # an item every verifier of the batch's pools has judged cannot get another one
+        # an item every verifier of the batch's pools has judged cannot get another one, nor one
+        # the context rule withholds from everyone who has not (it would hold the batch forever)
         pool_size = User.objects.filter(pools__batches=batch_id).distinct().count()
+        wanted = [pk for pk, decision in by_pk.items() if decision.more]
+        blocked = queue.slots_nobody_may_take(batch_id=batch_id, item_pks=wanted) if wanted else set()
         asked = 0
-        for pk in sorted(pk for pk, decision in by_pk.items() if decision.more):  # fixed lock order
+        for pk in sorted(pk for pk in wanted if pk not in blocked):  # fixed lock order
             asked += QueueSlot.objects.filter(pk=pk, needed__lt=policy.k_max, taken__lt=pool_size).update(
                 needed=F("needed") + 1, priority=by_pk[pk].priority
             )
@@ -104,8 +110,34 @@ def _batch_policy_input(*, batch_id: int):
 
 
 def overlap_refresh_due() -> list[dict]:
-    """The sweep: refresh every open adaptive batch that is not settled (catches a lost request)."""
+    """The sweep: refresh every open adaptive batch that is not settled (catches a lost request),
+    after settling the short items of a quiet batch that nobody may take (`stalled_slots_settle`)."""
     ids = list(
         AdaptiveOverlap.objects.filter(settled=False, batch__status="open").order_by("batch_id").values_list("batch_id", flat=True)
     )
+    for batch_id in ids:
+        stalled_slots_settle(batch_id=batch_id)
     return [batch_overlap_refresh(batch_id=batch_id) for batch_id in ids]
+
+
+def stalled_slots_settle(*, batch_id: int, quiet_seconds: float | None = None) -> int:
+    """An adaptive batch with no claim and no judgment for `quiet_seconds`
+    (`DIALTOM_OVERLAP_STALL_SECONDS`) whose short items no pool member may take (the context
+    rule, `queue.slots_nobody_may_take`) would wait forever: settle those items at what they
+    hold (`needed` = `taken`), count them on the batch (`settled_short`), and let the round go on.
+    Returns how many it settled."""
+    quiet = settings.DIALTOM_OVERLAP_STALL_SECONDS if quiet_seconds is None else quiet_seconds
+    since = timezone.now() - timedelta(seconds=quiet)
+    if not QueueSlot.objects.filter(batch_id=batch_id, is_gold=False, taken__lt=F("needed")).exists():
+        return 0
+    if (Claim.objects.filter(batch_id=batch_id, claimed_at__gte=since).exists()
+            or Judgment.objects.filter(batch_id=batch_id, created_at__gte=since).exists()):
+        return 0
+    blocked = queue.slots_nobody_may_take(batch_id=batch_id)
+    if not blocked:
+        return 0
+    with transaction.atomic():
+        n = QueueSlot.objects.filter(pk__in=sorted(blocked), taken__lt=F("needed")).update(needed=F("taken"))
+        AdaptiveOverlap.objects.filter(batch_id=batch_id).update(settled_short=F("settled_short") + n)
+    logger.warning("batch %s: %s items settled short: no pool member may give their next judgment", batch_id, n)
+    return n

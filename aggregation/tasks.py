@@ -3,6 +3,7 @@ import logging
 
 from celery import shared_task
 
+from verification import followups
 from verification.selectors import batch_completion
 
 from . import adaptive, services
@@ -53,6 +54,7 @@ def batch_progress_check(*, batch_id: int) -> dict:
     aggregation run. Safe to rerun: a run on the same judgments is never started twice."""
     from verification.models import AdaptiveOverlap
 
+    followups.progress_check_started(batch_id=batch_id)  # an item filled from now on queues the next check
     waiting = AdaptiveOverlap.objects.filter(batch_id=batch_id, settled=False).first()
     if waiting is not None:  # adaptive overlap: refit (throttled) before anything is complete
         adaptive.overlap_refresh_request(batch_id=batch_id, refresh_seconds=float(waiting.policy.get("refresh_seconds", 10.0)))

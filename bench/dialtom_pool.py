@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dialtom_site.settings.test")
 
-SAMPLE = ROOT.parent / "shared" / "data" / "dialtom-pool" / "MI_data_0_50.sample.json"  # ../shared, beside the repository
+SAMPLE = Path(os.environ.get("DIALTOM_POOL_SAMPLE")  # or ../shared, beside the repository
+              or ROOT.parent / "shared" / "data" / "dialtom-pool" / "MI_data_0_50.sample.json")
 POOL = {"MI": 865, "ESC": 3215, "PFG": 1863}  # records per domain in the authors' pool
 LAST_WINDOWS = 2438  # records with actions: null
 N_FILES = {"MI": 8, "ESC": 30, "PFG": 17}  # 55 files

@@ -9,11 +9,13 @@ made from the real sample) in a temporary folder, creates a throw-away database
 RELEASE_ROOT), and runs the rehearsal (report/rehearsal.py): simulated verifiers through the
 HTTP API against gunicorn + PostgreSQL + a Celery worker, aggregation as batches complete, a
 release, a baseline scored, the study report. Prints the budget table and writes
-bench/results/rehearsal[-<scale>].json and .md. `--scale 0.05` took 9 min here (bench/README.md).
+bench/results/rehearsal[-<scale>].json and .md; the figures are in bench/README.md. The sample
+is ../shared/data/dialtom-pool/MI_data_0_50.sample.json, or $DIALTOM_POOL_SAMPLE, or --sample.
 """
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -25,7 +27,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dialtom_site.settings.test")
 
 
 def run(*, scale: float, verifiers: int | None, pay: float, k_min: int, k_max: int, overlap: int | None,
-        out: Path | None, sample: Path, timeout: float, keep_db: bool = False) -> dict:
+        out: Path | None, sample: Path, timeout: float, keep_db: bool = False, dashboard_every: float = 10.0) -> dict:
     import django
 
     django.setup()
@@ -42,10 +44,12 @@ def run(*, scale: float, verifiers: int | None, pay: float, k_min: int, k_max: i
         with override_settings(RELEASE_ROOT=work / "releases"):
             result = rehearse(directory=work / "pool", model=VerifierModel.load(verifiers=verifiers), k_min=k_min,
                               k_max=k_max, overlap=overlap, pay_per_item=pay, timeout=timeout,
+                              dashboard_every=dashboard_every,
                               log=lambda line: print(line, file=sys.stderr, flush=True))
     finally:
         if not keep_db:
             connection.creation.destroy_test_db(old_name, verbosity=0)
+        shutil.rmtree(work, ignore_errors=True)  # the pool and the release files
     result["scale"], result["pool"] = scale, shape
     lines = summary_lines(result)
     print("\n".join(lines))
@@ -72,12 +76,15 @@ def main():
     parser.add_argument("--overlap", type=int, help="fixed k instead of adaptive")
     parser.add_argument("--sample", type=Path, default=SAMPLE)
     parser.add_argument("--timeout", type=float, default=6 * 3600)
+    parser.add_argument("--dashboard-every", type=float, default=10.0, help="seconds between dashboard loads")
+    parser.add_argument("--keep-db", action="store_true", help="keep the throw-away database (drop it yourself)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     suffix = "" if args.scale == 1 else f"-{args.scale:g}"
     out = args.out or ROOT / "bench" / "results" / f"rehearsal{suffix}"
     result = run(scale=args.scale, verifiers=args.verifiers, pay=args.pay_per_item, k_min=args.k_min, k_max=args.k_max,
-                 overlap=args.overlap, out=out, sample=args.sample, timeout=args.timeout)
+                 overlap=args.overlap, out=out, sample=args.sample, timeout=args.timeout,
+                 dashboard_every=args.dashboard_every, keep_db=args.keep_db)
     return 1 if result["invariants"]["violations"] else 0
 
 

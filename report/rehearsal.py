@@ -146,26 +146,34 @@ class SimulatedVerifier(threading.Thread):
                 for batch in self.batches:
                     if batch in self.finished or self.retry_at.get(batch, 0) > time.monotonic():
                         continue
+                    view = None  # the item in hand: from next-item, then from each answer (submit-and-next)
                     while not self.done.is_set():
-                        status, data, _ = self.client.request("GET", f"/api/v1/next-item/?batch={batch}")
-                        if status == 204:  # nothing for me now; an adaptive round may bring more later
-                            self.retry_at[batch] = time.monotonic() + self.backoff
-                            break
-                        if status != 200:
-                            self.tally.error(f"next-item {batch} {status}: {data[:200]!r}")
-                            break
-                        view = json.loads(data)
+                        if view is None:
+                            status, data, _ = self.client.request("GET", f"/api/v1/next-item/?batch={batch}")
+                            if status == 204:  # nothing for me now; an adaptive round may bring more later
+                                self.retry_at[batch] = time.monotonic() + self.backoff
+                                break
+                            if status != 200:
+                                self.tally.error(f"next-item {batch} {status}: {data[:200]!r}")
+                                break
+                            view = json.loads(data)
                         choice, seconds = self._choice(view)
                         body = {"claim": view["claim"], "choice": choice, "seconds_spent": seconds,
                                 "idempotency_key": str(uuid.UUID(int=self.rng.getrandbits(128), version=4))}
-                        status, data, _ = self.client.request("POST", "/api/v1/judgments/", body)
+                        status, data, _ = self.client.request("POST", "/api/v1/judgments/?next=1", body)
+                        view = None
                         if status != 201:
                             self.tally.error(f"submit {batch} {status}: {data[:200]!r}")
                             continue
                         worked = True
+                        answer = json.loads(data)
                         with self.tally.lock:
-                            self.tally.acknowledged[body["idempotency_key"]] = json.loads(data)["id"]
+                            self.tally.acknowledged[body["idempotency_key"]] = answer["id"]
                             self.tally.seconds[batch] = self.tally.seconds.get(batch, 0.0) + seconds
+                        view = answer.get("next_item")
+                        if view is None:  # the answer's response says nothing is left for me now
+                            self.retry_at[batch] = time.monotonic() + self.backoff
+                            break
                 if not worked:
                     self.done.wait(0.25)
         except Exception as exc:  # noqa: BLE001 - every failure is a finding
@@ -240,6 +248,14 @@ def _people(*, n: int, pool: str, prefix: str) -> tuple[list[str], object, str]:
     return tokens, staff, f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
 
 
+def _short(batch_ids: list[int]) -> bool:
+    from django.db.models import F
+
+    from verification.models import QueueSlot
+
+    return QueueSlot.objects.filter(batch_id__in=batch_ids, taken__lt=F("needed")).exists()
+
+
 def _stalled(batch_ids: list[int], seconds: float) -> str:
     """Why no judgment came for `seconds`: the items still short of what they were asked for."""
     from django.db.models import F
@@ -249,9 +265,18 @@ def _stalled(batch_ids: list[int], seconds: float) -> str:
     short = QueueSlot.objects.filter(batch_id__in=batch_ids, taken__lt=F("needed"))
     names = sorted(set(short.values_list("batch__name", flat=True)))
     return (f"no judgment for {seconds:.0f} s while {short.count()} items of {len(names)} batches ({', '.join(names[:5])}) "
-            "still need one that no simulated verifier may give: the context rule gives a verifier either a context's "
-            "retrospective items or one of its profile-bearing items, so a context needs up to 7 × k-max different "
-            "verifiers; run more (--verifiers) or a lower --k-max")
+            "still need one: the sweep settles items nobody may take (the context rule) after "
+            f"{settings.DIALTOM_OVERLAP_STALL_SECONDS:.0f} s quiet, so something else holds them (a lapsed claim, "
+            "a worker down)")
+
+
+def _settled_short(batch_ids: list[int]) -> int:
+    """Items the sweep settled below what adaptive overlap asked: nobody might take them (docs/overlap.md)."""
+    from django.db.models import Sum
+
+    from verification.models import AdaptiveOverlap
+
+    return AdaptiveOverlap.objects.filter(batch_id__in=batch_ids).aggregate(n=Sum("settled_short"))["n"] or 0
 
 
 def _release_ready(client: LoopbackClient, version: str) -> bool:
@@ -281,15 +306,18 @@ def _batches_aggregated(batch_ids: list[int], *, finished: set | None = None, na
     from aggregation.models import BatchResult, RunStatus
     from aggregation.selectors import batch_is_complete
     from annotation.models import Batch
-    from verification.models import Judgment
+    from verification.models import AdaptiveOverlap, Judgment
 
     last = dict(Judgment.objects.filter(batch_id__in=batch_ids).values("batch_id").annotate(t=Max("created_at"))
                 .values_list("batch_id", "t"))
     done = dict(BatchResult.objects.filter(batch_id__in=batch_ids, run__status=RunStatus.SUCCEEDED)
                 .values("batch_id").annotate(t=Max("run__started_at")).values_list("batch_id", "t"))
+    # polled every 2 s: an unsettled adaptive batch is not complete, and a complete one stays so
+    unsettled = set(AdaptiveOverlap.objects.filter(batch_id__in=batch_ids, settled=False).values_list("batch_id", flat=True))
     everything = True
     for batch in Batch.objects.filter(pk__in=batch_ids):
-        if not batch_is_complete(batch_id=batch.pk, overlap=batch.overlap):
+        if batch.pk in unsettled or (not (finished and batch.name in finished)
+                                     and not batch_is_complete(batch_id=batch.pk, overlap=batch.overlap)):
             everything = False
             continue
         if finished is not None:
@@ -413,7 +441,12 @@ def rehearse(*, directory: Path, model: VerifierModel, k_min: int = 2, k_max: in
     staff_token = Token.objects.get_or_create(user=staff)[0].key
     connection.close()  # the servers get their own connections; ours reopens on demand
 
-    env = server_env(DIALTOM_OVERLAP_REFRESH_SECONDS=refresh_seconds, DIALTOM_AGGREGATE_SWEEP_SECONDS=15)
+    # persistent database connections, as in production (each request otherwise opens one), without
+    # the health check's extra round trip per request (the rehearsal's PostgreSQL does not restart)
+    # its own Celery queue: two rehearsals (or a test and a bench run) on one Redis must not take
+    # each other's tasks, which would run against the other's database
+    env = server_env(DIALTOM_OVERLAP_REFRESH_SECONDS=refresh_seconds, DIALTOM_AGGREGATE_SWEEP_SECONDS=15, CONN_MAX_AGE=60,
+                     CONN_HEALTH_CHECKS=0, CELERY_TASK_DEFAULT_QUEUE=f"{settings.CELERY_TASK_DEFAULT_QUEUE}-{prefix}-{uuid.uuid4().hex[:8]}")
     tally, done, finished = Tally(), threading.Event(), set()
     with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp, \
             Servers(env=env, workers=gunicorn_workers, threads=gunicorn_threads, log_dir=Path(tmp)) as servers:
@@ -431,7 +464,9 @@ def rehearse(*, directory: Path, model: VerifierModel, k_min: int = 2, k_max: in
             def all_aggregated():
                 if len(tally.acknowledged) != progress["n"]:
                     progress.update(n=len(tally.acknowledged), at=time.monotonic())
-                elif time.monotonic() - progress["at"] > stall_seconds:
+                elif time.monotonic() - progress["at"] > stall_seconds and _short(batch_ids):
+                    # a stall: items still short and no judgment comes (with none short, the
+                    # last refits and aggregation runs are what is left: `timeout` bounds them)
                     raise RuntimeError(_stalled(batch_ids, stall_seconds))
                 return _batches_aggregated(batch_ids, finished=finished)
 
@@ -495,6 +530,7 @@ def rehearse(*, directory: Path, model: VerifierModel, k_min: int = 2, k_max: in
         "dashboard": probe.summary(),
         "invariants": invariants(batch_ids=batch_ids, acknowledged=tally.acknowledged, errors=tally.errors,
                                  k_max=k_max if adaptive else overlap),
+        "settled_short": _settled_short(batch_ids),
         "release": version,
         "baseline": {"name": name, "overall": (baseline.get("scores") or {}).get("overall")},
         "report": {
@@ -515,6 +551,7 @@ def summary_lines(result: dict) -> list[str]:
     lines.append(f"| dashboard p50 / p95 / max (ms), n | {dash['p50_ms']} / {dash['p95_ms']} / {dash['max_ms']}, {dash['n']} ||||")
     lines.append(f"| errors / over k / acked / stored | {inv['errors']} / {inv['over_k']} / {inv['acknowledged']} / "
                  f"{inv['stored']} ||||")
+    lines.append(f"| items settled short (nobody may take them) | {result.get('settled_short', 0)} ||||")
     for row in result["report"]["by_task"]:
         b = row["ac1_batches"]
         lines.append(f"| {row['task']}: retention, AC1 [batches] | {row['retention']:.3f} | {row['ac1']:.3f} | "

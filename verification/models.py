@@ -168,6 +168,9 @@ class AdaptiveOverlap(models.Model):
     rounds = models.PositiveIntegerField(default=0, help_text="refreshes that decided the batch")
     undecided = models.PositiveIntegerField(default=0, help_text="items the last refresh asked one more judgment for")
     settled = models.BooleanField(default=False, help_text="the last refresh asked for nothing more: allocation done")
+    settled_short = models.PositiveIntegerField(
+        default=0, help_text="items the sweep settled below what they were asked: no pool member may give their next judgment"
+    )
     refreshed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -181,7 +181,7 @@ def counts_towards_k(*, exposed: bool) -> bool:
     return not exposed or exposed_judgments_count()
 
 
-def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> QuerySet[QueueSlot]:
+def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False, short_only: bool = True) -> QuerySet[QueueSlot]:
     """Slots that still need judgments, that this verifier has not been served, and that the
     context rule allows (or, under the fallback, all of those, annotated `exposed`/`exposure`).
 
@@ -194,9 +194,11 @@ def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> Que
         in_batches = Q(batch_id=batch_ids)
     else:
         in_batches = Q(batch_id__in=list(batch_ids))
+    if short_only:  # the queue's own use; `slots_nobody_may_take` also asks of slots that are full for now
+        in_batches &= Q(taken__lt=F("needed"))
     item = Item.objects.filter(pk=OuterRef("item_id")).order_by()
     qs = (
-        QueueSlot.objects.filter(in_batches, taken__lt=F("needed"))
+        QueueSlot.objects.filter(in_batches)
         # the slot's item's context and task as subqueries, not a join: the pick then reads the
         # slot table alone, in the order of its index, and stops at the first slot it may take
         .annotate(item_context=Subquery(item.values("context_id")[:1]), item_task=Subquery(item.values("task")[:1]))
@@ -214,6 +216,28 @@ def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False) -> Que
         .values("n")
     )
     return qs.annotate(exposure=Coalesce(Subquery(seen_in_context, output_field=IntegerField()), Value(0)))
+
+
+def slots_nobody_may_take(*, batch_id: int, item_pks=None) -> set[int]:
+    """Items of an adaptive batch whose next judgment no member of its pools may give: each has
+    judged it or holds it, or the context rule withholds it from them (under the fallback, when
+    the batch is short of staff, only judging or holding it counts). Without `item_pks`: the
+    slots still short of what they were asked; with them: those items, full or not (would one
+    more judgment find anyone?). The overlap refresh does not ask what nobody can give, and the
+    sweep settles a slot left short this way (`aggregation.adaptive`, docs/overlap.md)."""
+    slots = QueueSlot.objects.filter(batch_id=batch_id, is_gold=False)
+    slots = slots.filter(taken__lt=F("needed")) if item_pks is None else slots.filter(pk__in=list(item_pks))
+    left = set(slots.values_list("item_id", flat=True))
+    if not left:
+        return left
+    exposure_allowed = batch_staffing(batch_ids=[batch_id])[batch_id].short
+    members = User.objects.filter(pools__batches=batch_id, role__in=AUDIT_ROLES, is_active=True).distinct().order_by("pk")
+    for verifier in members:
+        open_to = slots_open_to(verifier=verifier, batch_ids=[batch_id], exposure_allowed=exposure_allowed, short_only=False)
+        left -= set(open_to.filter(item_id__in=left).values_list("item_id", flat=True))
+        if not left:
+            break
+    return left
 
 
 # --- gold items ----------------------------------------------------------------------------------

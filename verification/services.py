@@ -24,7 +24,7 @@ from accounts.models import Pool, User
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Task
 from dialtom_site import jobs
 
-from . import portable, queue, statements
+from . import followups, portable, queue, statements
 from .locks import claims_for_update, judgments_for_update
 from .adaptive import adaptive_overlap_set
 from .errors import VerificationError
@@ -336,8 +336,10 @@ def judgment_submit(
 
 def _item_filled(*, batch_id: int) -> None:
     """An item reached the judgments it needs: check the batch (complete? adaptive refit?)
-    once this commits. Not on every answer: only this one can change the answer."""
-    _enqueue_after_commit("aggregation.tasks.batch_progress_check", batch_id=batch_id)
+    once this commits. Not on every answer: only this one can change the answer; and not
+    while a check of the batch is already queued (`followups`)."""
+    if followups.progress_check_wanted(batch_id=batch_id):
+        _enqueue_after_commit("aggregation.tasks.batch_progress_check", batch_id=batch_id)
 
 
 @transaction.atomic

@@ -127,8 +127,9 @@ TEMPLATES = [
 DATABASE_URL = env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dialtom")
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(env("CONN_MAX_AGE", "0")))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # A restarted PostgreSQL must not take the app down with it: check pooled connections.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # A restarted PostgreSQL must not take the app down with it: check pooled connections
+    # (CONN_HEALTH_CHECKS=0 spares even the socket poll: the rehearsal does).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("CONN_HEALTH_CHECKS", True)
     # --- issue 23: PgBouncer (deploy/pgbouncer/pgbouncer.ini) ---------------------------------
     # The health check polls the connection's socket instead of a `SELECT 1` round trip per
     # request (dialtom_site/db/base.py).
@@ -330,6 +331,9 @@ DIALTOM_OVERLAP_MAX_RISK = float(env("DIALTOM_OVERLAP_MAX_RISK", "0.03"))
 DIALTOM_OVERLAP_PRIOR_STRENGTH = float(env("DIALTOM_OVERLAP_PRIOR_STRENGTH", "4"))
 DIALTOM_OVERLAP_PRIOR_ACCURACY = float(env("DIALTOM_OVERLAP_PRIOR_ACCURACY", "0.7"))
 DIALTOM_OVERLAP_REFRESH_SECONDS = float(env("DIALTOM_OVERLAP_REFRESH_SECONDS", "10"))
+# An adaptive batch with no claim or judgment for this long whose short items nobody may take
+# (the context rule) has them settled at what they hold, by the sweep (docs/overlap.md).
+DIALTOM_OVERLAP_STALL_SECONDS = float(env("DIALTOM_OVERLAP_STALL_SECONDS", "60"))
 # Dashboard: flag batches whose AC1 is below this; verifier outliers (median seconds per item
 # under FAST_SECONDS, or one letter above LETTER_BIAS of their A–D answers, from 20 judgments on).
 DIALTOM_AC1_FLAG_THRESHOLD = float(env("DIALTOM_AC1_FLAG_THRESHOLD", "0.6"))

@@ -45,3 +45,5 @@ def test_a_scaled_rehearsal_finishes_with_its_budget(tmp_path, capsys):
     assert {row["task"] for row in result["report"]["by_task"]} == {"retrospective", "prospective"}
     printed = capsys.readouterr().out
     assert "k5 (projected)" in printed and "errors / over k / acked / stored | 0 / 0 /" in printed
+    # items nobody may take under the context rule are settled by the sweep, and counted, never waited on
+    assert result["settled_short"] >= 0 and "items settled short (nobody may take them)" in printed
