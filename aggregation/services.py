@@ -26,6 +26,7 @@ from accounts.models import User
 from annotation.models import Batch, Task, Variant
 
 from dialtom_site import jobs
+from verification import pair_tallies
 
 from . import selectors
 from .agreement import agreement_summary
@@ -569,6 +570,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         if errors:
             raise JudgmentImportError(errors)  # rolls the new users back too
         Judgment.objects.bulk_create(to_create, batch_size=IMPORT_CHUNK)
+        pair_tallies.pairs_rebuild(batch_ids={j.batch_id for j in to_create})  # issue 23: agreement between verifiers
     return {
         "file": name,
         "rows": len(rows),
