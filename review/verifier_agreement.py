@@ -9,14 +9,15 @@ import datetime as dt
 import math
 from collections import defaultdict
 
-from django.db.models import Sum
+from django.db import connection
+from django.db.models import Case, DateField, F, Sum, When
 from django.utils import timezone
 
 from accounts.models import User
 from aggregation.models import BatchResult, RunStatus, WorkerAccuracyTotal, WorkerAgreement, WorkerAgreementTotal, WorkerResult
 from annotation.models import Batch, Task
 from verification.models import VerifierPairTally, VerifierPairTotal, VerifierSecondsTally, VerifierSecondsTotal
-from verification.pair_tallies import UNTIMED, median_of_buckets
+from verification.pair_tallies import UNTIMED
 
 SORTS = ("username", "judgments", "consensus", "pairwise", "ds_accuracy", "median_seconds")
 TASKS = tuple(Task.values)
@@ -51,22 +52,35 @@ class _Scope:
         return (self._tasked(qs).order_by().values("verifier_a_id", "verifier_b_id")
                 .annotate(n=Sum("co_judged"), ok=Sum("agreed")).values_list("verifier_a_id", "verifier_b_id", "n", "ok"))
 
-    def seconds(self):
+    def seconds(self) -> list[tuple[int, int, int, float | None]]:
+        """Per verifier: judgments, timed ones, and the median of the timed ones to its bucket
+        (`pair_tallies.median_of_buckets`, in SQL: one row a verifier, not one a bucket)."""
         qs = VerifierSecondsTally.objects.filter(batch_id=self.batch_id) if self.batch_id else VerifierSecondsTotal.objects.all()
-        return (self._tasked(qs).order_by().values("verifier_id", "bucket")
-                .annotate(n=Sum("judgments")).values_list("verifier_id", "bucket", "n"))
+        sql, params = self._tasked(qs).order_by().values("verifier_id", "bucket").annotate(n=Sum("judgments")).query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(f"""WITH b AS ({sql}),
+                c AS (SELECT verifier_id, bucket, sum(n) OVER (PARTITION BY verifier_id ORDER BY bucket) AS cum,
+                             sum(n) OVER (PARTITION BY verifier_id) AS timed FROM b WHERE bucket <> {UNTIMED})
+                SELECT v.verifier_id, v.total, v.timed,
+                       (SELECT min(c.bucket) FROM c WHERE c.verifier_id = v.verifier_id AND 2 * c.cum > c.timed - c.timed %% 2)
+                FROM (SELECT verifier_id, sum(n) AS total, sum(CASE WHEN bucket <> {UNTIMED} THEN n ELSE 0 END) AS timed
+                      FROM b GROUP BY verifier_id) v""", params)
+            return [(v, int(total), int(timed), None if median is None else float(median))
+                    for v, total, timed, median in cursor.fetchall()]
 
     def _run(self):
         return (BatchResult.objects.filter(batch_id=self.batch_id, run__status=RunStatus.SUCCEEDED)
                 .order_by("-run_id").values_list("run_id", flat=True)[:1])
 
-    def consensus(self):
+    def consensus(self, *, since: dt.date):
+        """(verifier, week or None for the weeks before `since`, judged, agreed)."""
         if self.batch_id:
             qs = WorkerAgreement.objects.filter(batch_id=self.batch_id, run_id__in=self._run())
         else:
             qs = WorkerAgreementTotal.objects.all()
-        return (self._tasked(qs).order_by().values("verifier_id", "week")
-                .annotate(n=Sum("judged"), ok=Sum("agreed")).values_list("verifier_id", "week", "n", "ok"))
+        recent = Case(When(week__gte=since, then=F("week")), default=None, output_field=DateField())
+        return (self._tasked(qs).order_by().annotate(recent=recent).values("verifier_id", "recent")
+                .annotate(n=Sum("judged"), ok=Sum("agreed")).values_list("verifier_id", "recent", "n", "ok"))
 
     def accuracy(self):
         if self.batch_id:
@@ -103,9 +117,7 @@ def verifier_agreement(*, batch: str = "", task: str = "", min_judgments: int = 
     if scope.unknown:
         return empty
 
-    buckets = defaultdict(dict)
-    for v, bucket, n in scope.seconds():
-        buckets[v][bucket] = n
+    timing = {v: (total, timed, median) for v, total, timed, median in scope.seconds()}
     pair_n, pair_ok = defaultdict(int), defaultdict(int)
     pairs = {}
     for a, b, n, ok in scope.pairs():
@@ -117,13 +129,14 @@ def verifier_agreement(*, batch: str = "", task: str = "", min_judgments: int = 
             pair_ok[v] += ok
     cons = defaultdict(lambda: [0, 0])
     weekly = defaultdict(dict)
-    for v, week, n, ok in scope.consensus():
+    for v, week, n, ok in scope.consensus(since=week_starts[0]):
         cons[v][0] += n
         cons[v][1] += ok
-        weekly[v][week] = (n, ok)
+        if week is not None:
+            weekly[v][week] = (n, ok)
     ds = {v: accuracy for v, accuracy, n in scope.accuracy()}
 
-    judged = {v: sum(c for b, c in counts.items()) for v, counts in buckets.items()}
+    judged = {v: total for v, (total, _, _) in timing.items()}
     ids = [v for v, n in judged.items() if n and n >= min_judgments]
     names = dict(User.objects.filter(id__in=ids).values_list("id", "username"))
     rows = []
@@ -133,11 +146,11 @@ def verifier_agreement(*, batch: str = "", task: str = "", min_judgments: int = 
             "id": v,
             "username": names.get(v, str(v)),
             "judgments": judged[v],
-            "timed": judged[v] - buckets[v].get(UNTIMED, 0),
+            "timed": timing[v][1],
             "consensus": _ratio(cons[v][1], cons[v][0]) if v in cons else None,
             "pairwise": _ratio(pair_ok[v], pair_n[v]),
             "ds_accuracy": ds.get(v),
-            "median_seconds": median_of_buckets(buckets[v]),
+            "median_seconds": timing[v][2],
             "weekly": [{"week": s, "n": w.get(s, (0, 0))[0], "rate": _ratio(w.get(s, (0, 0))[1], w.get(s, (0, 0))[0])}
                        for s in week_starts],
         })

@@ -47,18 +47,15 @@ def pair_matrix_rows(matrix):
         me = escape(r["username"])
         cells = [f'<tr data-verifier="{me}"><th scope="row">{me}</th>']
         for c in r["cells"]:
-            other = escape(c["other"])
             if c["self"]:
                 cells.append(f'<td class="self" aria-label="{me} with themself">—</td>')
             elif c["n"]:
                 rate, n = c["rate"], c["n"]
                 share = pct(rate)
                 low = ' class="lowpair"' if rate < 0.5 else ""
-                plural = "" if n == 1 else "s"
-                cells.append(f'<td style="--rate: {rate:.2f}"{low} title="{me} and {other}: {share} alike on {n} item{plural}">'
-                             f"<strong>{share}</strong><br><small>{n}</small></td>")
+                cells.append(f'<td style="--rate: {rate:.2f}"{low}><strong>{share}</strong><br><small>{n}</small></td>')
             else:
-                cells.append(f'<td class="none" title="{me} and {other}: no item in common"><span class="muted">·</span></td>')
+                cells.append('<td class="none"><span class="muted">·</span></td>')
         cells.append("</tr>")
         rows.append("".join(cells))
     return mark_safe("\n".join(rows))  # every name above is escaped

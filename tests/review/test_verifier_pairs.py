@@ -71,3 +71,17 @@ def test_the_rebuild_command_reports_what_it_rebuilt(world):
     out = io.StringIO()
     call_command("verifier_summaries_rebuild", "--json", stdout=out)
     assert '"pair_totals": 6' in out.getvalue()
+
+
+def test_the_median_read_in_sql_is_that_of_the_buckets(world):
+    from collections import defaultdict
+
+    from verification.models import VerifierSecondsTotal
+    from verification.pair_tallies import median_of_buckets
+
+    buckets = defaultdict(lambda: defaultdict(int))
+    for v, bucket, n in VerifierSecondsTotal.objects.values_list("verifier__username", "bucket", "judgments"):
+        buckets[v][bucket] += n
+    rows = verifier_agreement.verifier_agreement()["verifiers"]
+    assert rows and {r["username"]: r["median_seconds"] for r in rows} == {v: median_of_buckets(b) for v, b in buckets.items()}
+    assert {r["username"]: r["judgments"] for r in rows} == {v: sum(b.values()) for v, b in buckets.items()}
