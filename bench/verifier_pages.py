@@ -65,11 +65,14 @@ def measure(size: str, db: str, *, rounds: int) -> dict:
     staff.force_login(User.objects.get(username="scale-staff"))
 
     def get(client, url):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         response = client.get(url)
         if response.status_code != 200:
             raise RuntimeError(f"{url} answered {response.status_code}")
+        cpu[url] = time.thread_time() - c0
         return time.perf_counter() - t0, len(response.content)
+
+    cpu: dict[str, float] = {}
 
     for _ in range(2):  # warm-up: plans, caches
         get(anonymous, LOGIN)
@@ -77,15 +80,20 @@ def measure(size: str, db: str, *, rounds: int) -> dict:
             get(staff, url)
     times = {"login page": []}
     times.update({name: [] for name in doors})
+    cpus = {name: [] for name in times}
     sizes = {}
     for _ in range(rounds):
         times["login page"].append(get(anonymous, LOGIN)[0])
+        cpus["login page"].append(cpu[LOGIN])
         for name, url in doors.items():
             seconds, sizes[name] = get(staff, url)
             times[name].append(seconds)
+            cpus[name].append(cpu[url])
     login = statistics.median(times["login page"])
+    login_cpu = statistics.median(cpus["login page"])
     large = _large_tables()
-    out = {"size": size, "db": db, "rounds": rounds, "login_p50_ms": login * 1000, "doors": {}}
+    out = {"size": size, "db": db, "rounds": rounds, "login_p50_ms": login * 1000, "login_cpu_p50_ms": login_cpu * 1000,
+           "load": os.getloadavg()[0], "doors": {}}
     for name, url in doors.items():
         with CaptureQueriesContext(connection) as captured:
             get(staff, url)
@@ -96,12 +104,14 @@ def measure(size: str, db: str, *, rounds: int) -> dict:
                 continue  # the session and the user: every page pays them
             plan = _explain_again(sql)
             plans.append({"sql": sql, "plan": plan, "seq_scans": seq_scans(plan, large)})
-        p50 = statistics.median(times[name])
+        p50, cpu50 = statistics.median(times[name]), statistics.median(cpus[name])
         out["doors"][name] = {
-            "url": url, "p50_ms": p50 * 1000, "x_login": p50 / login, "statements": len(statements), "bytes": sizes[name],
+            "url": url, "p50_ms": p50 * 1000, "x_login": p50 / login, "cpu_p50_ms": cpu50 * 1000, "cpu_x_login": cpu50 / login_cpu,
+            "statements": len(statements), "bytes": sizes[name],
             "seq_scans": sorted({s for p in plans for s in p["seq_scans"]}), "plans": plans,
         }
-        print(f"  {size} {name}: p50 {p50 * 1000:.1f} ms = {p50 / login:.1f}× login ({login * 1000:.2f} ms), "
+        print(f"  {size} {name}: p50 {p50 * 1000:.1f} ms = {p50 / login:.1f}× login ({login * 1000:.2f} ms); "
+              f"Python CPU {cpu50 * 1000:.1f} ms = {cpu50 / login_cpu:.1f}× login's ({login_cpu * 1000:.2f} ms), "
               f"{len(statements)} statements, {sizes[name]:,} bytes, Seq Scans on large tables: {out['doors'][name]['seq_scans'] or 'none'}",
               flush=True)
     return out
@@ -110,18 +120,20 @@ def measure(size: str, db: str, *, rounds: int) -> dict:
 def report(results: dict, command: str) -> str:
     sizes = list(results)
     lines = ["# /review/verifiers/ against the login page (issue 23)", "", f"`{command}`", "",
-             "p50 of each door over the rounds, its ratio to the login page's p50 measured in the same run, statements per request.", ""]
-    head = "| door | " + " | ".join(f"{s} p50 ms | {s} × login | {s} statements" for s in sizes)
+             "p50 of each door over the rounds (wall), its ratio to the login page's p50 measured in the same run, the same for the",
+             "request's own CPU time in the web process (steadier on a shared machine: no time waiting for a core), statements per request.",
+             "Load average at the end of each size: " + ", ".join(f"{s} {results[s].get('load', 0):.1f}" for s in sizes) + ".", ""]
+    head = "| door | " + " | ".join(f"{s} p50 ms | {s} × login | {s} CPU × login | {s} statements" for s in sizes)
     if len(sizes) > 1:
         head += f" | {sizes[0]}→{sizes[-1]} |"
-    lines += [head, "|" + "---|" * (1 + 3 * len(sizes) + (1 if len(sizes) > 1 else 0))]
-    lines.append("| login page | " + " | ".join(f"{results[s]['login_p50_ms']:.2f} | 1 | – " for s in sizes)
+    lines += [head, "|" + "---|" * (1 + 4 * len(sizes) + (1 if len(sizes) > 1 else 0))]
+    lines.append("| login page | " + " | ".join(f"{results[s]['login_p50_ms']:.2f} | 1 | 1 | – " for s in sizes)
                  + (f"| ×{results[sizes[-1]]['login_p50_ms'] / results[sizes[0]]['login_p50_ms']:.2f} |" if len(sizes) > 1 else "|"))
     for name in DOORS:
         cells = []
         for s in sizes:
             d = results[s]["doors"][name]
-            cells.append(f"{d['p50_ms']:.1f} | {d['x_login']:.1f} | {d['statements']}")
+            cells.append(f"{d['p50_ms']:.1f} | {d['x_login']:.1f} | {d['cpu_x_login']:.1f} | {d['statements']}")
         growth = ""
         if len(sizes) > 1:
             growth = f" ×{results[sizes[-1]]['doors'][name]['p50_ms'] / results[sizes[0]]['doors'][name]['p50_ms']:.2f} |"

@@ -52,21 +52,27 @@ class _Scope:
         return (self._tasked(qs).order_by().values("verifier_a_id", "verifier_b_id")
                 .annotate(n=Sum("co_judged"), ok=Sum("agreed")).values_list("verifier_a_id", "verifier_b_id", "n", "ok"))
 
-    def seconds(self) -> list[tuple[int, int, int, float | None]]:
-        """Per verifier: judgments, timed ones, and the median of the timed ones to its bucket
-        (`pair_tallies.median_of_buckets`, in SQL: one row a verifier, not one a bucket)."""
+    def verifiers(self) -> list[tuple[int, str, int, int, float | None, float | None]]:
+        """Per verifier, in one statement: username, judgments, timed ones, the median of the timed
+        ones to its bucket (`pair_tallies.median_of_buckets`, in SQL: a row a verifier, not a row a
+        bucket) and the DS accuracy."""
         qs = VerifierSecondsTally.objects.filter(batch_id=self.batch_id) if self.batch_id else VerifierSecondsTotal.objects.all()
         sql, params = self._tasked(qs).order_by().values("verifier_id", "bucket").annotate(n=Sum("judgments")).query.sql_with_params()
+        accuracy, accuracy_params = self._accuracy().query.sql_with_params()
+        user = connection.ops.quote_name(User._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(f"""WITH b AS ({sql}),
                 c AS (SELECT verifier_id, bucket, sum(n) OVER (PARTITION BY verifier_id ORDER BY bucket) AS cum,
                              sum(n) OVER (PARTITION BY verifier_id) AS timed FROM b WHERE bucket <> {UNTIMED})
-                SELECT v.verifier_id, v.total, v.timed,
-                       (SELECT min(c.bucket) FROM c WHERE c.verifier_id = v.verifier_id AND 2 * c.cum > c.timed - c.timed %% 2)
+                SELECT v.verifier_id, u.username, v.total, v.timed,
+                       (SELECT min(c.bucket) FROM c WHERE c.verifier_id = v.verifier_id AND 2 * c.cum > c.timed - c.timed %% 2),
+                       a.accuracy
                 FROM (SELECT verifier_id, sum(n) AS total, sum(CASE WHEN bucket <> {UNTIMED} THEN n ELSE 0 END) AS timed
-                      FROM b GROUP BY verifier_id) v""", params)
-            return [(v, int(total), int(timed), None if median is None else float(median))
-                    for v, total, timed, median in cursor.fetchall()]
+                      FROM b GROUP BY verifier_id) v
+                JOIN {user} u ON u.id = v.verifier_id
+                LEFT JOIN ({accuracy}) a ON a.verifier_id = v.verifier_id""", (*params, *accuracy_params))
+            return [(v, name, int(total), int(timed), None if median is None else float(median), accuracy)
+                    for v, name, total, timed, median, accuracy in cursor.fetchall()]
 
     def _run(self):
         return (BatchResult.objects.filter(batch_id=self.batch_id, run__status=RunStatus.SUCCEEDED)
@@ -82,12 +88,12 @@ class _Scope:
         return (self._tasked(qs).order_by().annotate(recent=recent).values("verifier_id", "recent")
                 .annotate(n=Sum("judged"), ok=Sum("agreed")).values_list("verifier_id", "recent", "n", "ok"))
 
-    def accuracy(self):
+    def _accuracy(self):
+        """(verifier_id, accuracy): the batch's current run, or weighted by judgments over every batch's."""
         if self.batch_id:
-            return WorkerResult.objects.filter(batch_id=self.batch_id, run_id__in=self._run()).values_list(
-                "verifier_id", "accuracy", "n_judgments")
-        return ((v, w / n if n else 0.0, n) for v, w, n in
-                WorkerAccuracyTotal.objects.filter(judgments__gt=0).values_list("verifier_id", "weighted", "judgments"))
+            return WorkerResult.objects.filter(batch_id=self.batch_id, run_id__in=self._run()).order_by().values("verifier_id", "accuracy")
+        return (WorkerAccuracyTotal.objects.filter(judgments__gt=0).order_by()
+                .annotate(accuracy=F("weighted") / F("judgments")).values("verifier_id", "accuracy"))
 
 
 def verifier_pairs(*, batch: str = "", task: str = "") -> list[dict]:
@@ -117,7 +123,11 @@ def verifier_agreement(*, batch: str = "", task: str = "", min_judgments: int = 
     if scope.unknown:
         return empty
 
-    timing = {v: (total, timed, median) for v, total, timed, median in scope.seconds()}
+    timing, ds, names = {}, {}, {}
+    for v, name, total, timed, median, accuracy in scope.verifiers():
+        timing[v], names[v] = (total, timed, median), name
+        if accuracy is not None:
+            ds[v] = accuracy
     pair_n, pair_ok = defaultdict(int), defaultdict(int)
     pairs = {}
     for a, b, n, ok in scope.pairs():
@@ -134,11 +144,10 @@ def verifier_agreement(*, batch: str = "", task: str = "", min_judgments: int = 
         cons[v][1] += ok
         if week is not None:
             weekly[v][week] = (n, ok)
-    ds = {v: accuracy for v, accuracy, n in scope.accuracy()}
 
     judged = {v: total for v, (total, _, _) in timing.items()}
     ids = [v for v, n in judged.items() if n and n >= min_judgments]
-    names = dict(User.objects.filter(id__in=ids).values_list("id", "username"))
+    listed = set(ids)
     rows = []
     for v in ids:
         w = weekly.get(v, {})
@@ -185,7 +194,7 @@ def verifier_agreement(*, batch: str = "", task: str = "", min_judgments: int = 
     seen = {(a, b) for (a, b) in pairs if a < b}
     lowest = sorted(
         ({"a": names.get(a, str(a)), "b": names.get(b, str(b)), "n": pairs[(a, b)][0], "rate": pairs[(a, b)][1] / pairs[(a, b)][0]}
-         for a, b in seen if a in names and b in names),
+         for a, b in seen if a in listed and b in listed),
         key=lambda p: (p["rate"], -p["n"], p["a"], p["b"]),
     )
     return {**empty, "verifiers": shown, "pairs_lowest": lowest[:10], "pairs": len(seen), "matrix": matrix,
