@@ -211,6 +211,33 @@ def _lock_all() -> None:
             cursor.execute(f"LOCK TABLE {tables} IN EXCLUSIVE MODE")
 
 
+_TOTALS = (
+    (VerifierPairTally, VerifierPairTotal, ("task", "verifier_a_id", "verifier_b_id"), ("co_judged", "agreed")),
+    (VerifierSecondsTally, VerifierSecondsTotal, ("task", "verifier_id", "bucket"), ("judgments",)),
+)
+
+
+def _totals_move(batch_ids: list[int], *, sign: int) -> None:
+    """Add (sign 1) or take away (sign -1) the tallies of `batch_ids` to / from the totals; rows
+    left at zero go (as a rebuild from scratch would not make them). PostgreSQL and SQLite."""
+    marks = ", ".join(["%s"] * len(batch_ids))
+    with connection.cursor() as cursor:
+        for tally, total, key, counts in _TOTALS:
+            t = _t(total)
+            sums = ", ".join(f"sum({c}) AS {c}" for c in counts)
+            grouped = f"SELECT {', '.join(key)}, {sums} FROM {_t(tally)} WHERE batch_id IN ({marks}) GROUP BY {', '.join(key)}"
+            if sign < 0:
+                cursor.execute(
+                    f"UPDATE {t} SET {', '.join(f'{c} = {t}.{c} - o.{c}' for c in counts)} FROM ({grouped}) o "
+                    f"WHERE {' AND '.join(f'{t}.{k} = o.{k}' for k in key)}", batch_ids)
+                cursor.execute(f"DELETE FROM {t} WHERE {' AND '.join(f'{c} = 0' for c in counts)}")
+            else:
+                cursor.execute(
+                    f"INSERT INTO {t} ({', '.join(key)}, {', '.join(counts)}) {grouped} "
+                    f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {', '.join(f'{c} = {t}.{c} + excluded.{c}' for c in counts)}",
+                    batch_ids)
+
+
 @transaction.atomic
 def pairs_rebuild(*, batch_ids: Iterable[int] | None = None) -> dict:
     """Rebuild the summaries from the judgments: of `batch_ids`, or of every batch. Returns row counts."""
@@ -224,6 +251,7 @@ def pairs_rebuild(*, batch_ids: Iterable[int] | None = None) -> dict:
         for model in (ItemAnswers, VerifierPairTally, VerifierSecondsTally):
             model.objects.all().delete()
     else:
+        _totals_move(ids, sign=-1)  # the batches' old tallies leave the totals
         ItemAnswers.objects.filter(item__in=Judgment.objects.filter(batch_id__in=ids).values("item_id")).delete()
         ItemAnswers.objects.filter(item__batch_id__in=ids).delete()
         VerifierPairTally.objects.filter(batch_id__in=ids).delete()
@@ -249,7 +277,10 @@ def pairs_rebuild(*, batch_ids: Iterable[int] | None = None) -> dict:
             SELECT j.batch_id, i.task, j.verifier_id, {seconds_bucket_sql("j.seconds_spent")} AS bucket, count(*)
             FROM {judgment} j JOIN {item} i ON i.id = j.item_id
             WHERE NOT i.is_gold{where} GROUP BY j.batch_id, i.task, j.verifier_id, bucket""", params)
-        # the totals: summed again from the tallies (small)
+        if ids is not None:
+            _totals_move(ids, sign=1)  # and their new ones join them: the other batches' rows are not read
+            return {"batches": len(ids)}
+        # every batch: the totals summed again from the tallies
         VerifierPairTotal.objects.all().delete()
         VerifierSecondsTotal.objects.all().delete()
         cursor.execute(
