@@ -46,3 +46,20 @@ def test_totals_kept_by_runs_equal_the_rebuilt_ones():
     assert maintained[0] and maintained[1]
     worker_agreement.worker_agreement_rebuild()
     assert _totals() == maintained
+
+
+@pytest.mark.django_db
+def test_a_run_that_finishes_after_a_later_one_does_not_take_its_place():
+    people = verifiers(3)
+    batch = open_batch(name="wa-order", overlap=3, n_items=4, verifiers=people)
+    for verifier in people:
+        while (claim := services.item_claim_next(verifier=verifier, batch=batch)) is not None:
+            services.judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=uuid.uuid4())
+    older = aggregation_services.aggregation_run_create(batch_ids=[batch.pk], trigger="manual", dispatch=False)
+    newer = aggregation_services.aggregation_run_create(batch_ids=[batch.pk], trigger="manual", dispatch=False)
+    aggregation_services.aggregation_run_execute(run_id=newer.pk)
+    aggregation_services.aggregation_run_execute(run_id=older.pk)
+    maintained = _totals()
+    assert sum(row[3] for row in maintained[0]) == 12  # counted once, from the newer run
+    worker_agreement.worker_agreement_rebuild()
+    assert _totals() == maintained
