@@ -109,3 +109,45 @@ class BatchResult(models.Model):
     @property
     def retention(self) -> float | None:
         return self.retained / self.items if self.items else None
+
+
+# --- Agreement with the consensus per verifier (kept by worker_agreement.py, issue 23) ----------
+
+
+class WorkerAgreement(models.Model):
+    """Per run × batch × verifier × task × week (of the judgment): the verifier's judgments of
+    (not gold) items the run labelled, and how many equal the run's label. Written with the run's results."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="+")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    verifier = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=20)
+    week = models.DateField(help_text="the Monday of the week the judgment was made")
+    judged = models.PositiveIntegerField(default=0)
+    agreed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "batch", "verifier", "task", "week"], name="worker_agreement_key"),
+        ]
+
+
+class WorkerAgreementTotal(models.Model):
+    """`WorkerAgreement` summed over each batch's current run (per verifier × task × week)."""
+
+    verifier = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=20)
+    week = models.DateField()
+    judged = models.IntegerField(default=0)
+    agreed = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["verifier", "task", "week"], name="worker_agreement_total_key")]
+
+
+class WorkerAccuracyTotal(models.Model):
+    """Dawid–Skene accuracy of a verifier over each batch's current run: Σ accuracy × judgments and Σ judgments."""
+
+    verifier = models.OneToOneField(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    weighted = models.FloatField(default=0.0)
+    judgments = models.IntegerField(default=0)

@@ -26,8 +26,9 @@ from accounts.models import User
 from annotation.models import Batch, Task, Variant
 
 from dialtom_site import jobs
+from verification import pair_tallies
 
-from . import selectors
+from . import selectors, worker_agreement
 from .agreement import agreement_summary
 from .dawid_skene import fit_batch, retained
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
@@ -309,6 +310,7 @@ def _batch_write(*, run_id: int, batch_id: int, run_settings: dict) -> dict:
         WorkerResult.objects.bulk_create(
             [WorkerResult(run_id=run_id, batch_id=batch_id, **w) for w in computed["workers"]], batch_size=5000
         )
+        worker_agreement.batch_record(run_id=run_id, batch_id=batch_id)  # issue 23: agreement per verifier
         timings = {**computed["timings"], "write": time.perf_counter() - t_write}
         BatchResult.objects.create(run_id=run_id, batch_id=batch_id, timings=timings, **computed["batch"])
         done = run.batches_done + 1  # the run row is locked: no lost update
@@ -327,6 +329,7 @@ def aggregation_run_finish(*, run_id: int) -> AggregationRun:
         results = list(run.batch_results.all())
         if len(results) != run.batches_total:
             raise AggregationError(f"run {run_id}: {len(results)} of {run.batches_total} batches written")
+        worker_agreement.run_adopt(run_id=run_id)  # issue 23: the totals over current runs move to this one
         now = timezone.now()
         started = run.started_at or run.created_at
         stage_sums: dict[str, float] = {}
@@ -569,6 +572,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         if errors:
             raise JudgmentImportError(errors)  # rolls the new users back too
         Judgment.objects.bulk_create(to_create, batch_size=IMPORT_CHUNK)
+        pair_tallies.pairs_rebuild(batch_ids={j.batch_id for j in to_create})  # issue 23: agreement between verifiers
     return {
         "file": name,
         "rows": len(rows),

@@ -414,6 +414,10 @@ def _open_batch_reset(*, releases: bool = False) -> None:
         if _has_column(cur, "verification_queueslot", "answered"):
             cur.execute("UPDATE verification_queueslot SET answered = 0 WHERE batch_id = %s", [batch_id])
         cur.execute("UPDATE annotation_batch SET status = 'open', closed_at = NULL WHERE id = %s", [batch_id])
+        if "verification_itemanswers" in connection.introspection.table_names(cur):  # issue 23: the agreement
+            from verification.pair_tallies import pairs_rebuild  # summaries forget the deleted answers too
+
+            pairs_rebuild(batch_ids=[batch_id])
         if not releases:
             return
         cur.execute("DELETE FROM releases_releaseitem WHERE release_id IN (SELECT id FROM releases_release WHERE version LIKE 'scale-%%')")

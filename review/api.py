@@ -2,7 +2,7 @@
 (GET its history, POST a new one), onto the same services as the pages."""
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -12,7 +12,7 @@ from accounts.permissions import IsProjectStaff
 from annotation.models import Batch
 from dialtom_site.parsers import StrictJSONParser
 
-from . import selectors, services
+from . import selectors, services, verifier_agreement
 from .models import EXAMPLE_TOPICS, Adjudication, Decision
 
 
@@ -106,3 +106,31 @@ class ItemDecisionsApi(APIView):
         except ValidationError as exc:
             return _problem(exc)
         return Response(DecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
+
+
+# --- Agreement between verifiers (issue 23) --------------------------------------------------
+
+
+class VerifierPairSerializer(serializers.Serializer):
+    verifier_a = serializers.CharField(help_text="username; the pair is listed once, a before b")
+    verifier_b = serializers.CharField()
+    co_judged = serializers.IntegerField(help_text="items both judged (gold left out)")
+    agreed = serializers.IntegerField(help_text="of those, the items they answered alike")
+    agreement = serializers.FloatField(help_text="agreed / co_judged")
+
+
+class VerifierPairsApi(APIView):
+    permission_classes = [IsProjectStaff]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("batch", str, description="a batch name (default: every batch)"),
+            OpenApiParameter("task", str, enum=list(verifier_agreement.TASKS), description="one task (default: both)"),
+        ],
+        responses={200: VerifierPairSerializer(many=True)},
+        summary="Every pair of verifiers who judged items in common, and how often alike (staff); read from kept tallies",
+    )
+    def get(self, request):
+        pairs = verifier_agreement.verifier_pairs(batch=request.query_params.get("batch", "").strip(),
+                                                  task=request.query_params.get("task", ""))
+        return Response(VerifierPairSerializer(pairs, many=True).data)

@@ -3,17 +3,13 @@ drill-down (staff: judgments, aggregate, verifiers' qualities, adjudications), a
 verifier, and the adjudications a release honours."""
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator
-from collections import defaultdict
-from itertools import combinations
 
 from django.db.models import BooleanField, Case, CharField, Count, F, OuterRef, Q, QuerySet, Subquery, When
-from django.utils import timezone
 
 from accounts.models import User
 from aggregation.models import ItemResult, WorkerResult
-from aggregation.selectors import current_batch_results, current_item_results
+from aggregation.selectors import current_item_results
 from annotation.models import OPTION_LETTERS, Batch, Item, Task
 from verification.models import Judgment
 
@@ -272,102 +268,4 @@ def item_detail(*, item_id: str) -> dict | None:
     }
 
 
-# --- Agreement per verifier ---------------------------------------------------------------
-
-SORTS = ("username", "judgments", "consensus", "pairwise", "ds_accuracy", "median_seconds")
-
-
-def _week(day: dt.datetime) -> dt.date:
-    day = timezone.localtime(day).date()
-    return day - dt.timedelta(days=day.weekday())
-
-
-def verifier_agreement(*, batch: str = "", min_judgments: int = 0, sort: str = "consensus", descending: bool = True,
-                       weeks: int = 6) -> dict:
-    """Per verifier: judgments, agreement with the consensus (the current Dawid–Skene label),
-    mean pairwise agreement (share of co-judged items answered alike), both per week over the
-    last `weeks` weeks, DS accuracy and median seconds. Five queries whatever the number of verifiers."""
-    judgments = Judgment.objects.filter(item__is_gold=False)
-    results = current_item_results().filter(item__is_gold=False)
-    if batch:
-        judgments = judgments.filter(batch__name=batch)
-        results = results.filter(batch__name=batch)
-    rows = list(judgments.values_list("item_id", "verifier_id", "label", "created_at", "seconds_spent"))
-    consensus = dict(results.values_list("item_id", "label"))
-    names = dict(User.objects.filter(id__in={r[1] for r in rows}).values_list("id", "username"))
-
-    now_week = _week(timezone.now())
-    week_starts = [now_week - dt.timedelta(weeks=k) for k in range(weeks - 1, -1, -1)]
-    per = defaultdict(lambda: {"n": 0, "cons_n": 0, "cons_ok": 0, "pair_n": 0, "pair_ok": 0, "seconds": [],
-                               "weekly": defaultdict(lambda: [0, 0])})
-    by_item = defaultdict(list)
-    for item_id, verifier_id, label, created_at, seconds in rows:
-        p = per[verifier_id]
-        p["n"] += 1
-        if seconds is not None:
-            p["seconds"].append(seconds)
-        by_item[item_id].append((verifier_id, label))
-        if item_id in consensus:
-            ok = label == consensus[item_id]
-            p["cons_n"] += 1
-            p["cons_ok"] += ok
-            week = p["weekly"][_week(created_at)]
-            week[0] += 1
-            week[1] += ok
-    pairs = defaultdict(lambda: [0, 0])
-    for answers in by_item.values():
-        for (va, la), (vb, lb) in combinations(sorted(answers), 2):
-            same = la == lb
-            for v in (va, vb):
-                per[v]["pair_n"] += 1
-                per[v]["pair_ok"] += same
-            pairs[(va, vb)][0] += 1
-            pairs[(va, vb)][1] += same
-    ds = defaultdict(lambda: [0.0, 0])
-    current = current_batch_results()
-    if batch:
-        current = current.filter(batch__name=batch)
-    runs = Q(pk__in=[])
-    for batch_id, run_id in current.values_list("batch_id", "run_id"):
-        runs |= Q(batch_id=batch_id, run_id=run_id)
-    for verifier_id, accuracy, n in WorkerResult.objects.filter(runs).values_list("verifier_id", "accuracy", "n_judgments"):
-        ds[verifier_id][0] += accuracy * n
-        ds[verifier_id][1] += n
-
-    def ratio(ok, n):
-        return ok / n if n else None
-
-    out = []
-    for verifier_id, p in per.items():
-        if p["n"] < min_judgments:
-            continue
-        seconds = sorted(p["seconds"])
-        out.append(
-            {
-                "id": verifier_id,
-                "username": names.get(verifier_id, str(verifier_id)),
-                "judgments": p["n"],
-                "consensus": ratio(p["cons_ok"], p["cons_n"]),
-                "pairwise": ratio(p["pair_ok"], p["pair_n"]),
-                "ds_accuracy": ratio(*ds[verifier_id]) if verifier_id in ds else None,
-                "median_seconds": seconds[len(seconds) // 2] if seconds else None,
-                "weekly": [
-                    {"week": w, "n": p["weekly"][w][0], "rate": ratio(p["weekly"][w][1], p["weekly"][w][0])}
-                    for w in week_starts
-                ],
-            }
-        )
-    sort = sort if sort in SORTS else "consensus"
-    missing = [r for r in out if r[sort] is None]
-    present = sorted((r for r in out if r[sort] is not None), key=lambda r: (r[sort], r["username"]), reverse=descending)
-    pair_rows = sorted(
-        ({"a": names.get(a), "b": names.get(b), "n": n, "rate": ok / n} for (a, b), (n, ok) in pairs.items()),
-        key=lambda r: (r["rate"], -r["n"], r["a"], r["b"]),
-    )
-    return {
-        "verifiers": present + sorted(missing, key=lambda r: r["username"]),
-        "weeks": week_starts,
-        "pairs_lowest": pair_rows[:10],
-        "pairs": len(pair_rows),
-        "batches": batch_names(),
-    }
+# Agreement per verifier and between verifiers: review/verifier_agreement.py (issue 23).

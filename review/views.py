@@ -2,10 +2,13 @@
 
 Verifiers: a batch's guidelines, and flagging the item in hand (htmx; plain POST works too).
 Staff: the flag queue, the item list and drill-down with adjudication, agreement per verifier."""
+import csv
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -15,7 +18,7 @@ from accounts.permissions import staff_required
 from dialtom_site.errors import validation_text
 from verification import selectors as verification_selectors
 
-from . import selectors, services
+from . import selectors, services, verifier_agreement
 from .forms import AdjudicationForm, FlagForm, FlagHandleForm
 from .models import EXAMPLE_TOPICS, FlagStatus
 
@@ -117,18 +120,42 @@ def item_detail(request, item_id):
     return render(request, "review/item.html", {**detail, "form": form}, status=status)
 
 
+def _verifier_filters(request) -> dict:
+    return {"batch": request.GET.get("batch", "").strip(), "task": request.GET.get("task", "")}
+
+
+def _int(value, default: int) -> int:
+    try:
+        return max(0, int(value or default))
+    except ValueError:
+        return default
+
+
 @staff_required(area="The review pages")
 def verifiers(request):
     sort = request.GET.get("sort", "consensus")
     descending = request.GET.get("dir", "desc") != "asc"
-    batch = request.GET.get("batch", "")
-    try:
-        min_judgments = max(0, int(request.GET.get("min", 0) or 0))
-    except ValueError:
-        min_judgments = 0
-    data = selectors.verifier_agreement(batch=batch, min_judgments=min_judgments, sort=sort, descending=descending)
-    return render(request, "review/verifiers.html", {**data, "sort": sort, "descending": descending, "batch": batch,
-                                                      "min": min_judgments, "sorts": selectors.SORTS})
+    filters = _verifier_filters(request)
+    min_judgments = _int(request.GET.get("min"), 0)
+    data = verifier_agreement.verifier_agreement(
+        **filters, min_judgments=min_judgments, sort=sort, descending=descending,
+        page=_int(request.GET.get("page"), 1), pair_sort=request.GET.get("pair_sort", ""),
+    )
+    query = urlencode({**filters, "min": min_judgments})
+    return render(request, "review/verifiers.html", {**data, "sort": sort, "descending": descending, "batch": filters["batch"],
+                                                      "min": min_judgments, "sorts": verifier_agreement.SORTS, "query": query})
+
+
+@staff_required(area="The review pages")
+def verifier_pairs_csv(request):
+    """Every pair of verifiers who co-judged an item, with the page's filters, as CSV."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="verifier-pairs.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["verifier_a", "verifier_b", "co_judged", "agreed", "agreement"])
+    for p in verifier_agreement.verifier_pairs(**_verifier_filters(request)):
+        writer.writerow([p["verifier_a"], p["verifier_b"], p["co_judged"], p["agreed"], f"{p['agreement']:.4f}"])
+    return response
 
 
 @staff_required

@@ -197,3 +197,82 @@ class AuditItem(Item):
     class Meta:
         proxy = True
         verbose_name = "audit item"
+
+
+# --- Summaries of agreement between verifiers (kept by pair_tallies.py) -----------------------
+# Updated in the transaction that stores or changes a judgment (the answer statement's
+# `pair_tallies_sql`, or `pair_tallies.judgment_added` / `judgment_relabelled` on the slow
+# path); `pair_tallies.pairs_rebuild` rebuilds them from the judgments. Gold items are left out.
+
+
+class ItemAnswers(models.Model):
+    """The answers an (audited, not gold) item holds so far: who a new answer was co-judged with, and whether they agree."""
+
+    item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, primary_key=True, related_name="answers_so_far")
+    answers = models.JSONField(default=dict, help_text="verifier id (as text) → label, in original letters")
+
+    def __str__(self) -> str:
+        return f"{self.item_id}: {self.answers}"
+
+
+class VerifierPairTally(models.Model):
+    """Per batch × task × pair of verifiers (a < b): items both judged, and on how many they gave the same label."""
+
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=20)
+    verifier_a = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    verifier_b = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    co_judged = models.PositiveIntegerField(default=0)
+    agreed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "task", "verifier_a", "verifier_b"], name="verifier_pair_tally_key"),
+            models.CheckConstraint(condition=Q(verifier_a__lt=models.F("verifier_b")), name="verifier_pair_tally_ordered"),
+        ]
+
+
+class VerifierPairTotal(models.Model):
+    """`VerifierPairTally` summed over batches (per task × pair)."""
+
+    task = models.CharField(max_length=20)
+    verifier_a = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    verifier_b = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    co_judged = models.PositiveIntegerField(default=0)
+    agreed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "verifier_a", "verifier_b"], name="verifier_pair_total_key"),
+            models.CheckConstraint(condition=Q(verifier_a__lt=models.F("verifier_b")), name="verifier_pair_total_ordered"),
+        ]
+
+
+class VerifierSecondsTally(models.Model):
+    """Per batch × task × verifier: judgments per bucket of seconds spent (`pair_tallies.seconds_bucket`;
+    -1: not timed). Their sum is the verifier's judgments; the median comes from the buckets."""
+
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=20)
+    verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    bucket = models.IntegerField()
+    judgments = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "task", "verifier", "bucket"], name="verifier_seconds_tally_key"),
+        ]
+
+
+class VerifierSecondsTotal(models.Model):
+    """`VerifierSecondsTally` summed over batches (per task × verifier × bucket)."""
+
+    task = models.CharField(max_length=20)
+    verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    bucket = models.IntegerField()
+    judgments = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "verifier", "bucket"], name="verifier_seconds_total_key"),
+        ]

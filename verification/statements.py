@@ -34,6 +34,7 @@ from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domai
 
 from . import queue
 from .models import Claim, ClaimStatus, Judgment, QueueSlot, QueueTurn
+from .pair_tallies import pair_tallies_sql  # issue 23: agreement between verifiers, kept by the answer
 
 RETRO = Task.RETROSPECTIVE.value
 SERVED = ", ".join(f"'{s.value}'" for s in queue.SERVED)
@@ -379,7 +380,7 @@ ans AS (UPDATE {_table(Claim)} SET status = '{ClaimStatus.ANSWERED.value}' WHERE
 slot AS (
     UPDATE {_table(QueueSlot)} SET answered = answered + 1 WHERE item_id IN (SELECT item_id FROM ins{counted})
     RETURNING answered >= needed AS filled
-)
+){pair_tallies_sql()}
 SELECT ins.*, c.display_order, c.batch_name, (SELECT bool_or(filled) FROM slot), (SELECT count(*) FROM ans)
 FROM ins, c
 """

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from releases import services as release_services
-from review import selectors, services
+from review import selectors, services, verifier_agreement
 from tests.dashboard.world import make_world
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +33,7 @@ def test_item_detail_of_an_unknown_item_is_none(world):
 
 
 def test_verifier_agreement_with_consensus_and_pairwise(world):
-    data = selectors.verifier_agreement(batch="batch-a", sort="consensus")
+    data = verifier_agreement.verifier_agreement(batch="batch-a", sort="consensus")
 
     rows = {r["username"]: r for r in data["verifiers"]}
     # Consensus (run 2's labels): verifiers 1 and 2 give the intended answer, which is the DS
@@ -52,11 +52,11 @@ def test_verifier_agreement_with_consensus_and_pairwise(world):
 
 
 def test_verifier_agreement_sorts_and_filters(world):
-    ascending = selectors.verifier_agreement(sort="median_seconds", descending=False)
+    ascending = verifier_agreement.verifier_agreement(sort="median_seconds", descending=False)
     assert [r["username"] for r in ascending["verifiers"]] == ["verifier-1", "verifier-2", "verifier-3"]
-    by_count = selectors.verifier_agreement(min_judgments=7)
+    by_count = verifier_agreement.verifier_agreement(min_judgments=7)
     assert [r["username"] for r in by_count["verifiers"]] == ["verifier-1"]  # 6 in batch-a + 1 in batch-b
-    assert selectors.verifier_agreement(batch="nope")["verifiers"] == []
+    assert verifier_agreement.verifier_agreement(batch="nope")["verifiers"] == []
 
 
 def test_the_release_honours_adjudications_and_lists_them(world, staff, settings, tmp_path):

@@ -46,6 +46,7 @@ from review import services as review_services
 from review.models import Flag, FlagStatus
 from scoring import services as scoring_services
 from scoring.models import ModelRun
+from verification import pair_tallies
 from verification.models import Claim, Judgment, QueueSlot
 from verification.services import batch_close, batch_open, item_claim_next, items_gold_set, judgment_submit
 
@@ -184,6 +185,7 @@ def _spread(*, batch: Batch, days_ago: tuple[int, int], pace: dict[int, float], 
             claims.append(Claim(pk=judgment.claim_id, claimed_at=moment - timedelta(seconds=seconds)))
     Judgment.objects.bulk_update(judgments, ["created_at", "updated_at", "seconds_spent"], batch_size=500)
     Claim.objects.bulk_update(claims, ["claimed_at"], batch_size=500)
+    pair_tallies.pairs_rebuild(batch_ids=[batch.pk])  # issue 23: seconds moved under the summaries' feet
 
 
 def _guidelines(batches: list[Batch]) -> None:
