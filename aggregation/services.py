@@ -27,7 +27,7 @@ from annotation.models import Batch, Task, Variant
 
 from dialtom_site import jobs
 
-from . import selectors
+from . import selectors, summaries
 from .agreement import agreement_summary
 from .dawid_skene import fit_batch, retained
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
@@ -350,6 +350,7 @@ def aggregation_run_finish(*, run_id: int) -> AggregationRun:
         run.save(update_fields=["status", "finished_at", "started_at", "progress", "counts", "timings"])
         run.summary = selectors.run_summary(run=run)
         run.save(update_fields=["summary"])
+        summaries.runs_summaries_write(run=run)  # issue 23: the retention and progress summaries
     return run
 
 
@@ -453,6 +454,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
 
     from accounts.models import Role
     from annotation.models import Item, Variant
+    from verification import tallies
     from verification.models import Judgment
 
     path = Path(path)
@@ -569,6 +571,8 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         if errors:
             raise JudgmentImportError(errors)  # rolls the new users back too
         Judgment.objects.bulk_create(to_create, batch_size=IMPORT_CHUNK)
+        tallies.batch_tallies_refresh(batch_ids={j.batch_id for j in to_create})  # issue 23: the summaries
+        tallies.verifier_tallies_refresh(verifier_ids={j.verifier_id for j in to_create})
     return {
         "file": name,
         "rows": len(rows),

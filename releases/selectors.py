@@ -10,9 +10,9 @@ from operator import or_
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet
+from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet, Sum
 
-from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
+from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, ShortResults
 from annotation.models import Domain
 from review.selectors import adjudicated, release_rows
 
@@ -211,7 +211,8 @@ def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
     pairs = current_batch_runs() if pairs is None else pairs
     threshold = settings.DIALTOM_AC1_FLAG_THRESHOLD
     warnings = []
-    for br in current_batch_results(pairs=pairs):
+    low = BatchResult.objects.filter(pairs_q(pairs), ac1__lt=threshold).select_related("batch").only("ac1", "batch__name")
+    for br in low if pairs else []:
         if br.ac1 is not None and br.ac1 < threshold:
             warnings.append(
                 {
@@ -221,12 +222,11 @@ def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
                     "ac1": br.ac1,
                 }
             )
+    # issue 23: from the aggregation job's summary of each run (`ShortResults`), not a pass over the results
     short = (
-        current_item_results(pairs=pairs)
-        .filter(n_judgments__lt=F("batch__overlap"))
-        .values("batch__name", "batch__overlap")
-        .annotate(items=Count("id"), fewest=Min("n_judgments"))
-        .order_by("batch__name")
+        ShortResults.objects.filter(pairs_q(pairs), n_judgments__lt=F("batch__overlap"))
+        .values("batch__name", "batch__overlap").annotate(items=Sum("items"), fewest=Min("n_judgments")).order_by("batch__name")
+        if pairs else []
     )
     for row in short:
         warnings.append(

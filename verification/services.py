@@ -24,7 +24,7 @@ from accounts.models import Pool, User
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Task
 from dialtom_site import jobs
 
-from . import portable, queue, statements
+from . import portable, queue, statements, tallies
 from .locks import claims_for_update, judgments_for_update
 from .adaptive import adaptive_overlap_set
 from .errors import VerificationError
@@ -122,6 +122,7 @@ def batch_queue_sync(*, batch: Batch) -> int:
         for pk, item_id, gold, n in missing
     ]
     QueueSlot.objects.bulk_create(rows, ignore_conflicts=True)
+    tallies.batch_tallies_refresh(batch_ids=[batch.pk])  # its items and k, for the summaries (issue 23)
     return len(rows)
 
 
@@ -396,6 +397,7 @@ def _judgment_submit_checked(
         slot.update(answered=F("answered") + 1)
         if slot.filter(answered__gte=F("needed")).exists():
             _item_filled(batch_id=claim.batch_id)
+    tallies.judgment_recorded(judgment=judgment, item=claim.item, overlap=claim.batch.overlap)
     return Submission(judgment, True, claim.batch.name)
 
 
@@ -410,13 +412,14 @@ def judgment_change(
         raise VerificationError("no such judgment", code="not_found", status=404) from None
     if judgment.batch.status == BatchStatus.CLOSED:
         raise VerificationError(f"batch {judgment.batch.name} is closed", code="batch_closed", status=409)
-    order = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS)
+    order, before = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS), (judgment.label, judgment.displayed_label)
     judgment.label, judgment.displayed_label = choice_to_label(
         display_order=order, item=judgment.item, choice=choice
     )
     judgment.implausible = implausible_to_original(display_order=order, marks=implausible)
     judgment.comment = (comment or "").strip()[:5000]
     judgment.save(update_fields=["label", "displayed_label", "implausible", "comment", "updated_at"])
+    tallies.judgment_relabelled(verifier_id=verifier.pk, item=judgment.item, before=before, after=(judgment.label, judgment.displayed_label))
     return judgment
 
 
@@ -443,6 +446,7 @@ def judgments_exposure_mark(*, dry_run: bool = False) -> dict:
         return report
     Claim.objects.filter(pk__in=[claim for _, claim, _, _ in rows if claim]).update(exposed=True)
     Judgment.objects.filter(pk__in=[pk for pk, _, _, _ in rows]).update(exposed=True)
+    tallies.batch_tallies_refresh(batch_ids={batch for *_, batch in rows})
     if not queue.exposed_judgments_count():
         counts = Counter(item for _, _, item, _ in rows)
         for item_id in sorted(counts):  # fixed order, as every slot update
@@ -582,6 +586,7 @@ def items_gold_set(*, item_ids: Iterable[str], is_gold: bool) -> int:
     if unknown:
         raise VerificationError(f"no item {sorted(unknown)[0]!r}", code="not_found", field="item_id")
     Item.objects.filter(pk__in=[i.pk for i in items]).update(is_gold=is_gold)
+    tallies.items_regolded(item_ids=[i.pk for i in items])
     slots = QueueSlot.objects.filter(item__in=[i.pk for i in items]).order_by("pk")
     if is_gold:
         slots.update(is_gold=True, needed=GOLD_NEEDED)
