@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, Min, OuterRef, Q, Sum
+from django.db.models import Count, F, Min, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from aggregation.models import AggregationRun, CurrentResultCell, CurrentWorkerT
 from annotation.models import Batch, Task
 from releases.selectors import current_batch_results, current_batch_runs
 from verification.models import (
-    AdaptiveOverlap, BatchDayTally, BatchTally, Claim, ClaimStatus, Judgment, QueueSlot, VerifierSecondsTally, VerifierTally,
+    AdaptiveOverlap, BatchDayTally, BatchTally, Claim, ClaimStatus, QueueSlot, VerifierSecondsTally, VerifierTally,
 )
 from verification.queue import batch_staffing
 from verification.tallies import median_seconds as median_of
@@ -224,6 +224,12 @@ def adaptive_overlap_by_batch() -> list[dict]:
     return rows
 
 
+def batches_page(*, page=1) -> dict:
+    """(id, name) of a page of batches, by name (2 queries)."""
+    pager, lo, hi = _page(page, Batch.objects.count())
+    return {"rows": list(Batch.objects.order_by("name").values_list("pk", "name")[lo:hi]), "page": pager}
+
+
 def staffing_by_batch(*, batches=None) -> list[dict]:
     """Per batch (of the page: `batches`, (id, name) pairs; else all): the verifiers the context
     rule needs and its pools hold, and how many judgments came from a verifier who had seen a
@@ -240,8 +246,8 @@ def staffing_by_batch(*, batches=None) -> list[dict]:
         .annotate(n=Sum("judgments"), exposed=Sum("exposed"))
     }
     waiting = dict(
+        # an exposed judgment stored but not counted towards k (`exclude`): judged > answered
         QueueSlot.objects.filter(batch_id__in=ids, is_gold=False, answered__lt=F("needed"), judged__gt=F("answered"))
-        .filter(Exists(Judgment.objects.filter(item_id=OuterRef("item_id"), exposed=True)))
         .values("batch_id").order_by("batch_id").annotate(n=Count("item_id")).values_list("batch_id", "n")
     )
     rows = []
@@ -559,6 +565,7 @@ def _version_sql() -> dict[str, str]:
     releases = f"(SELECT concat_ws('.', count(*), max(id::text), count(*) FILTER (WHERE status = 'ready'), count(*) FILTER (WHERE error <> '')) FROM {_t(Release)})"
     return {
         "progress": f"SELECT concat_ws('|', {tallies}, {batches}, {live}, {adaptive}, current_date)",
+        "staffing": f"SELECT concat_ws('|', {tallies}, {batches})",
         "agreement": f"SELECT concat_ws('|', {runs})",
         "retention": f"SELECT concat_ws('|', {runs}, {cells}, {tallies})",
         "people": f"SELECT concat_ws('|', {people})",

@@ -8,6 +8,7 @@ sources (after a bulk load that went around the services, or to check them: the 
 from django.db import transaction
 
 from aggregation import summaries as aggregation_summaries
+from review.flag_tallies import flag_tallies_rebuild
 from verification import tallies
 
 
@@ -28,6 +29,7 @@ REBUILDERS = {
     "verifiers": _verifiers,
     "retention": _retention,  # includes the progress tallies (aggregated items)
     "progress": _progress,
+    "flags": flag_tallies_rebuild,
 }
 
 

@@ -16,6 +16,8 @@ from releases import services as release_services
 from . import actions, selectors
 
 SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
+# loaded when scrolled into view (hx-trigger="revealed"), not with the page: a per-context count
+LAZY_SECTIONS = ("staffing",)
 
 
 def section_context(name: str, params=None, shared: dict | None = None) -> dict:
@@ -30,8 +32,10 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
             "progress": progress,
             "throughput": selectors.throughput_by_day(),
             "adaptive": selectors.adaptive_overlap_by_batch(),
-            "staffing": selectors.staffing_by_batch(batches=[(b.id, b.name) for b in progress["batches"]]),
         }
+    if name == "staffing":
+        batches = selectors.batches_page(page=page)
+        return context | {"staffing": selectors.staffing_by_batch(batches=batches["rows"]), "staffing_page": batches["page"]}
     if name == "agreement":
         return context | {"agreement": selectors.agreement_overview(page=page)}
     if name == "retention":
@@ -68,7 +72,7 @@ def index(request):
 def fragment(request, name: str):
     """One section. A poll sends the version it shows (`v`): 204 No Content while it is the same
     (one statement on the summaries), so an idle open tab costs next to nothing."""
-    if name not in SECTIONS:
+    if name not in SECTIONS + LAZY_SECTIONS:
         raise Http404(name)
     if request.GET.get("v") and request.GET["v"] == selectors.section_version(name):
         return HttpResponse(status=204)

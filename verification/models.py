@@ -96,7 +96,11 @@ class Judgment(models.Model):
             models.UniqueConstraint(fields=["item", "verifier"], name="judgment_one_per_item_verifier"),
             models.CheckConstraint(condition=Q(label__in=Label.values), name="judgment_label_valid"),
         ]
-        indexes = [models.Index(fields=["batch", "item"])]
+        indexes = [
+            models.Index(fields=["batch", "item"]),
+            # the latest commented judgments (the review queue, issue 23): few, whatever the judgments
+            models.Index(fields=["-created_at", "-id"], condition=~Q(comment=""), name="judgment_commented_latest"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.verifier_id} → {self.item_id}: {self.label}"

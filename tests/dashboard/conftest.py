@@ -1,12 +1,8 @@
 import pytest
 
-from dashboard.summaries import summaries_rebuild
-
 from .world import make_world
 
 
 @pytest.fixture
 def world(db):
-    world = make_world()
-    summaries_rebuild()  # the factories go around the services that keep the summaries
-    return world
+    return make_world()  # it rebuilds the summaries: the factories go around the services that keep them

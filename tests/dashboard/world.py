@@ -107,6 +107,9 @@ def make_world() -> World:
     make_references(context=mi1)
     failed = AggregationRun.objects.create(status=RunStatus.FAILED, error="boom")
     BatchResult.objects.create(run=failed, batch=batch_a, items=6, judgments=18, retained=0, ac1=0.1)
+    from dashboard.summaries import summaries_rebuild  # the factories go around the services that keep them
+
+    summaries_rebuild()
     return w
 
 
