@@ -72,6 +72,7 @@ def measure(size: str, *, rounds: int) -> dict:
     pages = {"login": (anonymous, "/accounts/login/"), "dashboard": (staff, "/dashboard/")}
     for name in SECTIONS:
         pages[f"fragment:{name}"] = (staff, f"/dashboard/fragment/{name}/")
+    pages["fragment:staffing (lazy)"] = (staff, "/dashboard/fragment/staffing/")
     pages["review/flags"] = (staff, "/review/flags/")
     pages["releases"] = (staff, "/releases/")
     versions = {}

@@ -12,9 +12,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import Role, User
-from aggregation.models import AggregationRun, CurrentResultCell, CurrentWorkerTally, RunRetention
+from aggregation.models import AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, RunRetention
 from annotation.models import Batch, Task
-from releases.selectors import current_batch_results, current_batch_runs
+from releases.selectors import current_batch_runs, pairs_q
 from verification.models import (
     AdaptiveOverlap, BatchDayTally, BatchTally, Claim, ClaimStatus, QueueSlot, VerifierSecondsTally, VerifierTally,
 )
@@ -319,12 +319,12 @@ def _group_rows(batch: str, by_group) -> list[dict]:
 GROUP_FIELDS = ("items", "retained", "ac1", "ac1_ci", "ac1_ci_low", "ac1_ci_high", "kappa", "alpha")
 
 
-def agreement_overview(*, page=1) -> dict:
+def agreement_overview(*, page=1, pairs: dict | None = None) -> dict:
     """AC1 with CI, kappa and alpha per batch (current run; a page of 25 batches: `page=None`,
     every batch), and per task × domain of those batches (3 queries)."""
-    pairs = current_batch_runs()
-    results = current_batch_results(pairs=pairs).defer("details", "timings", "run__settings", "run__versions",
-                                                       "run__counts", "run__timings", "run__summary")
+    pairs = current_batch_runs() if pairs is None else pairs
+    results = (BatchResult.objects.filter(pairs_q(pairs)).select_related("batch").order_by("batch__name")
+               .defer("details", "timings"))
     if page is None:
         pager = Page(1, 1, len(pairs))
     else:
@@ -572,6 +572,22 @@ def _version_sql() -> dict[str, str]:
         "run": f"SELECT concat_ws('|', {latest}, {tallies}, {batches})",
         "releases": f"SELECT concat_ws('|', {releases}, {runs}, {tallies})",
     }
+
+
+def section_versions(names) -> dict[str, str]:
+    """`section_version` of several sections in one statement (the whole page)."""
+    import hashlib  # noqa: PLC0415
+
+    from django.db import connection  # noqa: PLC0415
+
+    names = list(names)
+    if connection.vendor != "postgresql":
+        return dict.fromkeys(names, "")
+    sql = _version_sql()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(f"({sql[n]})" for n in names))
+        values = cursor.fetchone()
+    return {n: hashlib.blake2s((v or "").encode(), digest_size=6).hexdigest() for n, v in zip(names, values)}
 
 
 def section_version(name: str) -> str:

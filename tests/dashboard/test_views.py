@@ -10,7 +10,7 @@ from annotation.models import Batch, BatchStatus
 
 pytestmark = pytest.mark.django_db
 
-PAGE_QUERIES = 34  # the session, the user, 6 sections' versions and their summaries: whatever the data
+PAGE_QUERIES = 28  # the session, the user, the sections' versions (one statement) and their summaries: whatever the data
 
 
 def test_the_page_runs_a_fixed_number_of_statements_and_pages_its_tables(client, staff, world, django_assert_num_queries):
