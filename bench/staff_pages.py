@@ -78,8 +78,13 @@ def measure(size: str, *, rounds: int) -> dict:
     versions = {}
     for name in SECTIONS:
         html = staff.get(f"/dashboard/fragment/{name}/").content.decode()
-        versions[name] = re.search(r'[?&](?:amp;)?v=([0-9a-f]+)"', html).group(1)
-    pages["poll:progress (204)"] = (staff, f"/dashboard/fragment/progress/?page=1&v={versions['progress']}")
+        found = re.search(r'[?&](?:amp;)?v=([0-9a-f]+)"', html)
+        if found:  # code before issue 23 has no versions: every poll renders the section
+            versions[name] = found.group(1)
+    if "progress" in versions:
+        pages["poll:progress (204)"] = (staff, f"/dashboard/fragment/progress/?page=1&v={versions['progress']}")
+    else:
+        pages.pop("fragment:staffing (lazy)", None)
 
     timings: dict[str, list[float]] = {name: [] for name in pages}
     out: dict[str, dict] = {}
@@ -135,7 +140,7 @@ def measure(size: str, *, rounds: int) -> dict:
             staff.get(f"/dashboard/fragment/{name}/")
 
     idle = {}
-    for label, fn in (("poll_204", poll_round), ("full_render", full_round)):
+    for label, fn in (("poll_204", poll_round), ("full_render", full_round)) if versions else (("full_render", full_round),):
         walls = []
         for _ in range(max(3, rounds // 2)):
             t0 = time.perf_counter()
@@ -168,8 +173,9 @@ def markdown(results: dict[str, dict]) -> str:
     lines += ["", "Idle open dashboard (6 sections polled every 10 s):", ""]
     for s in sizes:
         idle = results[s]["idle_tab"]
-        lines.append(f"- {s}: unchanged (204) round {1000 * idle['poll_204']['round_s']:.1f} ms = "
-                     f"{100 * idle['poll_204']['core_share_every_10s']:.2f} % of a core; full re-render round "
+        poll = (f"unchanged (204) round {1000 * idle['poll_204']['round_s']:.1f} ms = "
+                f"{100 * idle['poll_204']['core_share_every_10s']:.2f} % of a core; ") if "poll_204" in idle else ""
+        lines.append(f"- {s}: {poll}full re-render round "
                      f"{1000 * idle['full_render']['round_s']:.1f} ms = {100 * idle['full_render']['core_share_every_10s']:.2f} %")
     lines += ["", "Slowest statement of each page (largest size):", ""]
     last = results[sizes[-1]]
@@ -186,19 +192,21 @@ def main():
     parser.add_argument("--sizes", default="40k,400k")
     parser.add_argument("--db-suffix", default="", help="the scale databases' copies, e.g. _h1")
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--label", default="", help="a suffix of the result files (e.g. -before)")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.size:
         _setup(os.environ["SCALE_DB"])
         result = measure(args.size, rounds=args.rounds)
-        (RESULTS / f"staff_pages-{args.size}.json").write_text(json.dumps(result, indent=1, default=str))
+        (RESULTS / f"staff_pages-{args.size}{args.label}.json").write_text(json.dumps(result, indent=1, default=str))
         return
     results = {}
     for size in args.sizes.split(","):
         env = {**os.environ, "SCALE_DB": f"dialtom_scale_{size}{args.db_suffix}"}
-        subprocess.run([sys.executable, __file__, "--size", size, "--rounds", str(args.rounds)], env=env, check=True)
-        results[size] = json.loads((RESULTS / f"staff_pages-{size}.json").read_text())
-    (RESULTS / "staff_pages.md").write_text(markdown(results))
+        subprocess.run([sys.executable, __file__, "--size", size, "--rounds", str(args.rounds), f"--label={args.label}"],
+                       env=env, check=True)
+        results[size] = json.loads((RESULTS / f"staff_pages-{size}{args.label}.json").read_text())
+    (RESULTS / f"staff_pages{args.label}.md").write_text(markdown(results))
     print(markdown(results))
 
 
