@@ -14,7 +14,7 @@ from django.utils import timezone
 from accounts.models import Role, User
 from aggregation.models import AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, RunRetention
 from annotation.models import Batch, Task
-from releases.selectors import current_batch_runs, pairs_q
+from releases.selectors import current_q
 from verification.models import (
     AdaptiveOverlap, BatchDayTally, BatchTally, Claim, ClaimStatus, QueueSlot, VerifierSecondsTally, VerifierTally,
 )
@@ -319,17 +319,18 @@ def _group_rows(batch: str, by_group) -> list[dict]:
 GROUP_FIELDS = ("items", "retained", "ac1", "ac1_ci", "ac1_ci_low", "ac1_ci_high", "kappa", "alpha")
 
 
-def agreement_overview(*, page=1, pairs: dict | None = None) -> dict:
+def agreement_overview(*, page=1) -> dict:
     """AC1 with CI, kappa and alpha per batch (current run; a page of 25 batches: `page=None`,
     every batch), and per task × domain of those batches (3 queries)."""
-    pairs = current_batch_runs() if pairs is None else pairs
-    results = (BatchResult.objects.filter(pairs_q(pairs)).select_related("batch").order_by("batch__name")
-               .defer("details", "timings"))
+    current = BatchResult.objects.filter(current_q())  # each batch's current run
+    results = current.select_related("batch").order_by("batch__name").defer("details", "timings")
     if page is None:
-        pager = Page(1, 1, len(pairs))
+        pager = Page(1, 1, 0)
+        results = list(results)
+        pager.total = len(results)
     else:
-        pager, lo, hi = _page(page, len(pairs))
-        results = results[lo:hi] if pairs else results.none()
+        pager, lo, hi = _page(page, current.count())
+        results = results[lo:hi]
     results = list(results)
     batches = [
         {

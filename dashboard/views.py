@@ -25,8 +25,6 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
     `shared`: what the page's sections read once for all (the progress, read by two)."""
     page = (params or {}).get("page") or 1
     shared = {} if shared is None else shared
-    if name in ("agreement", "releases") and "pairs" not in shared:
-        shared["pairs"] = release_selectors.current_batch_runs()
     context = {"versions": {name: shared["versions"][name] if "versions" in shared else selectors.section_version(name)}}
     if name == "progress":
         progress = shared.setdefault("progress", selectors.progress_by_batch(page=page))
@@ -39,7 +37,7 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
         batches = selectors.batches_page(page=page)
         return context | {"staffing": selectors.staffing_by_batch(batches=batches["rows"]), "staffing_page": batches["page"]}
     if name == "agreement":
-        return context | {"agreement": selectors.agreement_overview(page=page, pairs=shared["pairs"])}
+        return context | {"agreement": selectors.agreement_overview(page=page)}
     if name == "retention":
         retention = selectors.retention_overview()
         return context | {"retention": retention, "funnel": selectors.retention_funnel(cells=retention["cells"])}
@@ -53,7 +51,7 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
     if name == "releases":
         return context | {
             "releases": list(release_selectors.releases_list()[:10]),
-            "release_warnings": release_selectors.release_warnings(pairs=shared["pairs"]),
+            "release_warnings": release_selectors.release_warnings(),
         }
     raise Http404(name)
 
