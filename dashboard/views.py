@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.models import User
@@ -26,6 +27,7 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
     page = (params or {}).get("page") or 1
     shared = {} if shared is None else shared
     context = {"versions": {name: shared["versions"][name] if "versions" in shared else selectors.section_version(name)}}
+    context["urls"] = row_urls()
     if name == "progress":
         progress = shared.setdefault("progress", selectors.progress_by_batch(page=page))
         return context | {
@@ -54,6 +56,15 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
             "release_warnings": release_selectors.release_warnings(),
         }
     raise Http404(name)
+
+
+def row_urls() -> dict:
+    """The prefixes of the per-row URLs (reversed once a page, not once a row)."""
+    return {
+        "batch": reverse("dashboard:batch-action", args=[0, "pause"]).removesuffix("0/pause/"),
+        "verifier": reverse("dashboard:verifier-action", args=[0, "exclude"]).removesuffix("0/exclude/"),
+        "guideline": reverse("review:guideline-edit", args=["x"]).removesuffix("x/guideline/"),
+    }
 
 
 @staff_required(area="The dashboard")
