@@ -568,6 +568,7 @@ def _version_sql() -> dict[str, str]:
         "progress": f"SELECT concat_ws('|', {tallies}, {batches}, {live}, {adaptive}, current_date)",
         "staffing": f"SELECT concat_ws('|', {tallies}, {batches})",
         "agreement": f"SELECT concat_ws('|', {runs})",
+        "agreement_groups": f"SELECT concat_ws('|', {runs})",
         "retention": f"SELECT concat_ws('|', {runs}, {cells}, {tallies})",
         "people": f"SELECT concat_ws('|', {people})",
         "run": f"SELECT concat_ws('|', {latest}, {tallies}, {batches})",

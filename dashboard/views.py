@@ -18,7 +18,7 @@ from . import actions, selectors
 
 SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
 # loaded when scrolled into view (hx-trigger="revealed"), not with the page: a per-context count
-LAZY_SECTIONS = ("staffing",)
+LAZY_SECTIONS = ("staffing", "agreement_groups")
 
 
 def section_context(name: str, params=None, shared: dict | None = None) -> dict:
@@ -38,7 +38,7 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
     if name == "staffing":
         batches = selectors.batches_page(page=page)
         return context | {"staffing": selectors.staffing_by_batch(batches=batches["rows"]), "staffing_page": batches["page"]}
-    if name == "agreement":
+    if name in ("agreement", "agreement_groups"):
         return context | {"agreement": selectors.agreement_overview(page=page)}
     if name == "retention":
         retention = selectors.retention_overview()

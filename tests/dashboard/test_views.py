@@ -56,6 +56,8 @@ def test_dashboard_shows_the_fixture_numbers_to_staff(client, staff, world, djan
     assert 'id="staffing"' in html and 'hx-trigger="revealed"' in html  # loaded when shown
     staffing = client.get(reverse("dashboard:fragment", args=["staffing"])).content.decode()
     assert 'id="staffing-table"' in staffing and '<tr data-batch="batch-a"' in staffing
+    groups = client.get(reverse("dashboard:fragment", args=["agreement_groups"])).content.decode()
+    assert 'id="agreement-groups"' in groups and "0.950" in groups  # retrospective × mi, loaded when shown
     assert 'data-testid="judgments-done">19<' in html and 'data-testid="judgments-needed">24<' in html
     assert "0.910" in html and "[0.850, 0.970]" in html
     assert 'data-testid="retained">4<' in html
