@@ -73,6 +73,7 @@ def measure(size: str, *, rounds: int) -> dict:
     for name in SECTIONS:
         pages[f"fragment:{name}"] = (staff, f"/dashboard/fragment/{name}/")
     pages["fragment:staffing (lazy)"] = (staff, "/dashboard/fragment/staffing/")
+    pages["fragment:agreement_groups (lazy)"] = (staff, "/dashboard/fragment/agreement_groups/")
     pages["review/flags"] = (staff, "/review/flags/")
     pages["releases"] = (staff, "/releases/")
     versions = {}
@@ -85,6 +86,7 @@ def measure(size: str, *, rounds: int) -> dict:
         pages["poll:progress (204)"] = (staff, f"/dashboard/fragment/progress/?page=1&v={versions['progress']}")
     else:
         pages.pop("fragment:staffing (lazy)", None)
+        pages.pop("fragment:agreement_groups (lazy)", None)
 
     timings: dict[str, list[float]] = {name: [] for name in pages}
     out: dict[str, dict] = {}
