@@ -144,6 +144,30 @@ def judgment_relabelled(*, verifier_id: int, item: Item, before: tuple[str, str]
 # --- recounts (rare events) and the rebuild -------------------------------------------------------
 
 
+def _replace(scope, key: tuple[str, ...], rows: list[dict]) -> None:
+    """Make the summary rows of `scope` (a queryset) equal `rows`, in place: a row that stays is
+    updated, not deleted and inserted again, so an answer moving it at the same moment waits for
+    this transaction and adds its one on top, instead of missing the row."""
+    model = scope.model
+    existing = {tuple(getattr(o, k) for k in key): o for o in scope}
+    wanted = {tuple(r[k] for k in key): r for r in rows}
+    gone = [o.pk for k, o in existing.items() if k not in wanted]
+    if gone:
+        model.objects.filter(pk__in=gone).delete()
+    fields = [f for f in rows[0] if f not in key] if rows else []
+    changed = []
+    for k, row in wanted.items():
+        obj = existing.get(k)
+        if obj is not None and any(getattr(obj, f) != row[f] for f in fields):
+            for f in fields:
+                setattr(obj, f, row[f])
+            changed.append(obj)
+    if changed:
+        model.objects.bulk_update(changed, fields, batch_size=1000)
+    new = [model(**row) for k, row in wanted.items() if k not in existing]
+    model.objects.bulk_create(new, batch_size=2000, ignore_conflicts=True)
+
+
 def batch_tallies_refresh(*, batch_ids: Iterable[int] | None = None, aggregated: set[int] | None = None) -> int:
     """Recount `QueueSlot.judged`, `BatchTally` and `BatchDayTally` of these batches (all: None)
     from the judgments. `aggregated`: the ids of the items with a result in a succeeded run (the
@@ -179,15 +203,17 @@ def batch_tallies_refresh(*, batch_ids: Iterable[int] | None = None, aggregated:
         cell["agg_items"] += agg
         cell["agg_judged"] += agg and n > 0
         cell["agg_complete"] += agg and n >= k
-    only(BatchTally.objects.all()).delete()
-    BatchTally.objects.bulk_create(
-        [BatchTally(batch_id=b, task=t, is_gold=g, **counts) for (b, t, g), counts in sorted(cells.items())], batch_size=2000)
-    only(BatchDayTally.objects.all()).delete()
+    _replace(only(BatchTally.objects.all()), ("batch_id", "task", "is_gold"),
+             [{"batch_id": b, "task": t, "is_gold": g, **dict.fromkeys(CELL_COUNTS, 0), **counts}
+              for (b, t, g), counts in sorted(cells.items())])
     days = (only(Judgment.objects.all()).annotate(day=TruncDate("created_at")).values("batch_id", "day").order_by()
             .annotate(n=Count("id"), first=Min("created_at")))
-    BatchDayTally.objects.bulk_create(
-        [BatchDayTally(batch_id=r["batch_id"], day=r["day"], judgments=r["n"], first_at=r["first"]) for r in days], batch_size=2000)
+    _replace(only(BatchDayTally.objects.all()), ("batch_id", "day"),
+             [{"batch_id": r["batch_id"], "day": r["day"], "judgments": r["n"], "first_at": r["first"]} for r in days])
     return len(cells)
+
+
+CELL_COUNTS = ("items", "judged_items", "complete_items", "done", "judgments", "exposed", "agg_items", "agg_judged", "agg_complete")
 
 
 def verifier_tallies_refresh(*, verifier_ids: Iterable[int] | None = None) -> int:
@@ -204,14 +230,13 @@ def verifier_tallies_refresh(*, verifier_ids: Iterable[int] | None = None) -> in
                   gold_n=Count("id", filter=Q(item__is_gold=True)),
                   gold_ok=Count("id", filter=Q(item__is_gold=True, label=F("item__answer"))), **letters)
     )
-    (VerifierTally.objects.all() if ids is None else VerifierTally.objects.filter(verifier_id__in=ids)).delete()
-    made = VerifierTally.objects.bulk_create([VerifierTally(**r) for r in rows])
-    (VerifierSecondsTally.objects.all() if ids is None else VerifierSecondsTally.objects.filter(verifier_id__in=ids)).delete()
+    rows = list(rows)
+    _replace(VerifierTally.objects.all() if ids is None else VerifierTally.objects.filter(verifier_id__in=ids), ("verifier_id",), rows)
     seconds = (judgments.exclude(seconds_spent=None).annotate(second=Floor("seconds_spent")).values("verifier_id", "second")
                .order_by().annotate(n=Count("id")))
-    VerifierSecondsTally.objects.bulk_create(
-        [VerifierSecondsTally(verifier_id=r["verifier_id"], second=int(r["second"]), n=r["n"]) for r in seconds], batch_size=5000)
-    return len(made)
+    _replace(VerifierSecondsTally.objects.all() if ids is None else VerifierSecondsTally.objects.filter(verifier_id__in=ids),
+             ("verifier_id", "second"), [{"verifier_id": r["verifier_id"], "second": int(r["second"]), "n": r["n"]} for r in seconds])
+    return len(rows)
 
 
 def median_seconds(histogram: dict[int, int]) -> float | None:
