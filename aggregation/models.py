@@ -151,3 +151,70 @@ class WorkerAccuracyTotal(models.Model):
     verifier = models.OneToOneField(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
     weighted = models.FloatField(default=0.0)
     judgments = models.IntegerField(default=0)
+# --- issue 23: retention summaries written by the aggregation job (aggregation/summaries.py) ----------
+
+
+class ResultCell(models.Model):
+    """A succeeded run's audited results (gold excluded, n_judgments > 0) of one batch per task ×
+    domain × attribute: retained / total. Every retention table is a sum of these cells."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="+")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=15)
+    domain = models.CharField(max_length=20)
+    attribute = models.CharField(max_length=20)
+    total = models.PositiveIntegerField(default=0)
+    retained = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "batch"])]
+
+
+class CurrentResultCell(models.Model):
+    """The `ResultCell`s of the current run of every batch, summed per task × domain × attribute
+    (a few dozen rows whatever the number of batches)."""
+
+    task = models.CharField(max_length=15)
+    domain = models.CharField(max_length=20)
+    attribute = models.CharField(max_length=20)
+    total = models.PositiveIntegerField(default=0)
+    retained = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "domain", "attribute"], name="current_result_cell_one")]
+
+
+class RunRetention(models.Model):
+    """One succeeded run's retention, and its change against the latest earlier results of the same batches."""
+
+    run = models.OneToOneField(AggregationRun, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    total = models.PositiveIntegerField(default=0)
+    retained = models.PositiveIntegerField(default=0)
+    retro_total = models.PositiveIntegerField(default=0)
+    retro_retained = models.PositiveIntegerField(default=0)
+    prosp_total = models.PositiveIntegerField(default=0)
+    prosp_retained = models.PositiveIntegerField(default=0)
+    change = models.FloatField(null=True)
+    change_batches = models.PositiveIntegerField(default=0)
+
+
+class CurrentWorkerTally(models.Model):
+    """Per verifier, over the current run of every batch: Σ accuracy × judgments and Σ judgments
+    (the Dawid–Skene accuracy weighted by judgments)."""
+
+    verifier = models.OneToOneField(django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    weighted = models.FloatField(default=0.0)
+    n = models.PositiveBigIntegerField(default=0)
+
+
+class ShortResults(models.Model):
+    """A succeeded run's results of one batch (gold excluded) per number of judgments: the
+    release's `under_overlap` warning sums those under the batch's overlap (as it is now)."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="+")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    n_judgments = models.PositiveIntegerField()
+    items = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "batch", "n_judgments"], name="short_results_one")]

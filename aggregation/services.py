@@ -28,7 +28,7 @@ from annotation.models import Batch, Task, Variant
 from dialtom_site import jobs
 from verification import pair_tallies
 
-from . import selectors, worker_agreement
+from . import selectors, summaries, worker_agreement
 from .agreement import agreement_summary
 from .dawid_skene import fit_batch, retained
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
@@ -353,6 +353,7 @@ def aggregation_run_finish(*, run_id: int) -> AggregationRun:
         run.save(update_fields=["status", "finished_at", "started_at", "progress", "counts", "timings"])
         run.summary = selectors.run_summary(run=run)
         run.save(update_fields=["summary"])
+        summaries.runs_summaries_write(run=run)  # issue 23: the retention and progress summaries
     return run
 
 
@@ -456,6 +457,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
 
     from accounts.models import Role
     from annotation.models import Item, Variant
+    from verification import tallies
     from verification.models import Judgment
 
     path = Path(path)
@@ -573,6 +575,8 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
             raise JudgmentImportError(errors)  # rolls the new users back too
         Judgment.objects.bulk_create(to_create, batch_size=IMPORT_CHUNK)
         pair_tallies.pairs_rebuild(batch_ids={j.batch_id for j in to_create})  # issue 23: agreement between verifiers
+        tallies.batch_tallies_refresh(batch_ids={j.batch_id for j in to_create})  # issue 23: the summaries
+        tallies.verifier_tallies_refresh(verifier_ids={j.verifier_id for j in to_create})
     return {
         "file": name,
         "rows": len(rows),

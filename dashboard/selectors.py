@@ -1,31 +1,25 @@
 """Reads behind the staff dashboard. Each selector runs a fixed, small number of queries
-(tested with django_assert_num_queries), whatever the number of batches, items or people.
+(tested with django_assert_num_queries), whatever the number of batches, items or people, and
+reads the summaries kept as the work happens (`verification.tallies`, `aggregation.summaries`),
+never a pass over all judgments or results. Tables of batches and people come a page at a time.
 """
-import statistics
 from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
-from django.db import connection
-from django.db.models import Aggregate, Count, Exists, F, FloatField, Min, OuterRef, Q, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Count, F, Min, Q, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import Role, User
-from aggregation.models import AggregationRun, ItemResult, RunStatus, WorkerResult
-from annotation.models import Batch, Item, Task
-from releases.selectors import pairs_q
-from releases.selectors import current_batch_results, current_batch_runs, retention_cells, retention_counts
-from verification.models import AdaptiveOverlap, Claim, ClaimStatus, Judgment, Label, QueueSlot
+from aggregation.models import AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, RunRetention
+from annotation.models import Batch, Task
+from releases.selectors import current_q
+from verification.models import (
+    AdaptiveOverlap, BatchDayTally, BatchTally, Claim, ClaimStatus, QueueSlot, VerifierSecondCount, VerifierTally,
+)
 from verification.queue import batch_staffing
-
-
-class Median(Aggregate):
-    """PostgreSQL's percentile_cont(0.5): the median inside the database."""
-
-    function = "percentile_cont"
-    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
+from verification.tallies import median_seconds as median_of
 
 
 def _ratio(num, den):
@@ -34,26 +28,36 @@ def _ratio(num, den):
 
 # --- Progress -----------------------------------------------------------------------------
 
-PROGRESS_SQL = """
-WITH j AS (SELECT item_id, COUNT(*) AS n FROM {judgment} GROUP BY item_id),
-     c AS (SELECT DISTINCT item_id FROM {claim} WHERE status = %s AND expires_at > %s),
-     a AS (SELECT DISTINCT ir.item_id FROM {itemresult} ir JOIN {run} r ON r.id = ir.run_id WHERE r.status = %s)
-SELECT b.id, b.name, b.status, b.overlap,
-       COUNT(i.id),
-       SUM(CASE WHEN COALESCE(j.n, 0) > b.overlap THEN b.overlap ELSE COALESCE(j.n, 0) END),
-       SUM(CASE WHEN i.id IS NOT NULL AND a.item_id IS NULL AND COALESCE(j.n, 0) = 0 AND c.item_id IS NULL THEN 1 ELSE 0 END),
-       SUM(CASE WHEN a.item_id IS NULL AND COALESCE(j.n, 0) < b.overlap
-                 AND (COALESCE(j.n, 0) > 0 OR c.item_id IS NOT NULL) THEN 1 ELSE 0 END),
-       SUM(CASE WHEN a.item_id IS NULL AND COALESCE(j.n, 0) >= b.overlap THEN 1 ELSE 0 END),
-       SUM(CASE WHEN a.item_id IS NOT NULL THEN 1 ELSE 0 END)
-FROM {batch} b
-LEFT JOIN {item} i ON i.batch_id = b.id
-LEFT JOIN j ON j.item_id = i.id
-LEFT JOIN c ON c.item_id = i.id
-LEFT JOIN a ON a.item_id = i.id
-GROUP BY b.id, b.name, b.status, b.overlap
-ORDER BY b.name
-"""
+PAGE_SIZE = 25  # rows of the batch and people tables a page
+
+
+@dataclass
+class Page:
+    """One page of a table: `number` (from 1), `pages`, `total` rows."""
+
+    number: int
+    pages: int
+    total: int
+
+    @property
+    def previous(self) -> int | None:
+        return self.number - 1 if self.number > 1 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.number + 1 if self.number < self.pages else None
+
+
+def _page(number, total: int) -> tuple[Page, int, int]:
+    pages = max(1, -(-total // PAGE_SIZE))
+    try:
+        number = min(max(1, int(number)), pages)
+    except (TypeError, ValueError):
+        number = 1
+    return Page(number, pages, total), (number - 1) * PAGE_SIZE, number * PAGE_SIZE
+
+
+TALLY_SUMS = ("items", "judged_items", "complete_items", "done", "judgments", "exposed", "agg_items", "agg_judged", "agg_complete")
 
 
 @dataclass
@@ -70,6 +74,7 @@ class BatchProgress:
     aggregated: int
     rate_per_day: float | None = None
     eta_days: float | None = None
+    judged: int = 0  # items with a judgment
 
     @property
     def needed(self) -> int:
@@ -98,88 +103,110 @@ def _eta(remaining: int, rate: float | None) -> float | None:
     return remaining / rate
 
 
-def progress_by_batch(*, window_days: int = 7) -> dict:
-    """Judgments done / needed and items per state per batch, with throughput and ETA (2 queries).
+def _states(t: dict, live: int = 0) -> dict:
+    """Item states from a tally's counts; `live`: items with a live claim, no judgment, no result."""
+    return {
+        "open": (t["items"] - t["judged_items"]) - (t["agg_items"] - t["agg_judged"]) - live,
+        "in_progress": (t["judged_items"] - t["complete_items"]) - (t["agg_judged"] - t["agg_complete"]) + live,
+        "complete": t["complete_items"] - t["agg_complete"],
+        "aggregated": t["agg_items"],
+    }
+
+
+def _live_unjudged(*, batch_ids, now) -> dict[int, int]:
+    """Per batch: items with a live claim and no judgment yet, not aggregated (the live claims
+    are few: the partial index `claim_active_by_batch`)."""
+    return dict(
+        Claim.objects.filter(status=ClaimStatus.ACTIVE, expires_at__gt=now, item__queue_slot__judged=0,
+                             item__queue_slot__aggregated=False, **({} if batch_ids is None else {"batch_id__in": batch_ids}))
+        .values("batch_id").order_by("batch_id").annotate(n=Count("item_id", distinct=True)).values_list("batch_id", "n")
+    )
+
+
+def progress_by_batch(*, window_days: int = 7, page=1) -> dict:
+    """Judgments done / needed and items per state per batch, with throughput and ETA, from the
+    tallies (`verification.tallies`): 4 queries whatever the data (the page's batches, all
+    batches' sums, the live claims, the last days); `page=None`: every batch.
 
     Item states: open (no judgment, no live claim), in progress (some judgments or a live
     claim, fewer than k), complete (k judgments, not aggregated yet), aggregated (has a
     result in a succeeded aggregation run). The ETA divides what is left by the judgments
-    per day of the last `window_days` days.
+    per day of the last `window_days` days (whole UTC days).
     """
     now = timezone.now()
-    sql = PROGRESS_SQL.format(
-        judgment=Judgment._meta.db_table,
-        claim=Claim._meta.db_table,
-        itemresult=ItemResult._meta.db_table,
-        run=AggregationRun._meta.db_table,
-        batch=Batch._meta.db_table,
-        item=Item._meta.db_table,
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [ClaimStatus.ACTIVE, now, RunStatus.SUCCEEDED])
-        rows = [BatchProgress(*(r[:4]), *(int(v or 0) for v in r[4:])) for r in cursor.fetchall()]
-
-    since = now - timedelta(days=window_days)
+    batches = Batch.objects.order_by("name").values_list("id", "name", "status", "overlap")
+    if page is None:
+        chosen = list(batches)
+        pager = Page(1, 1, len(chosen))
+    else:
+        pager, lo, hi = _page(page, Batch.objects.count())
+        chosen = list(batches[lo:hi])
+    ids = [r[0] for r in chosen]
+    per_batch = {
+        r["batch_id"]: r
+        for r in BatchTally.objects.filter(batch_id__in=ids).values("batch_id").order_by("batch_id")
+        .annotate(**{n: Sum(n) for n in TALLY_SUMS})
+    }
+    sums = BatchTally.objects.aggregate(**{f"all_{n}": Coalesce(Sum(n), 0) for n in TALLY_SUMS},
+                                        all_needed=Coalesce(Sum(F("items") * F("batch__overlap")), 0))
+    everything = {name.removeprefix("all_"): value for name, value in sums.items()}
+    live = _live_unjudged(batch_ids=None, now=now)
+    since = (now - timedelta(days=window_days - 1)).date()
     recent = {
         r["batch_id"]: r
-        for r in Judgment.objects.filter(created_at__gte=since)
-        .values("batch_id")
-        .annotate(n=Count("id"), first=Min("created_at"))
-        .order_by("batch_id")
+        for r in BatchDayTally.objects.filter(day__gte=since).values("batch_id").order_by("batch_id")
+        .annotate(n=Sum("judgments"), first=Min("first_at"))
     }
-    total_recent = 0
-    first_recent = None
+    zero = dict.fromkeys(TALLY_SUMS, 0)
+
+    def build(pk, name, status, overlap):
+        t = per_batch.get(pk, zero)
+        return BatchProgress(pk, name, status, overlap, t["items"], t["done"], **_states(t, live.get(pk, 0)),
+                             judged=t["judged_items"])
+
+    rows = [build(*r) for r in chosen]
+    total_recent, first_recent = 0, None
+    for r in recent.values():
+        total_recent += r["n"]
+        first_recent = r["first"] if first_recent is None else min(first_recent, r["first"])
     for batch in rows:
         r = recent.get(batch.id)
         if r:
-            days = max(1.0, (now - r["first"]).total_seconds() / 86400)
-            batch.rate_per_day = r["n"] / days
-            total_recent += r["n"]
-            first_recent = r["first"] if first_recent is None else min(first_recent, r["first"])
+            batch.rate_per_day = r["n"] / max(1.0, (now - r["first"]).total_seconds() / 86400)
         batch.eta_days = _eta(batch.needed - batch.done, batch.rate_per_day)
 
-    overall = BatchProgress(
-        id=0,
-        name="all batches",
-        status="",
-        overlap=0,
-        items=sum(b.items for b in rows),
-        done=sum(b.done for b in rows),
-        open=sum(b.open for b in rows),
-        in_progress=sum(b.in_progress for b in rows),
-        complete=sum(b.complete for b in rows),
-        aggregated=sum(b.aggregated for b in rows),
-    )
-    needed = sum(b.needed for b in rows)
+    overall = BatchProgress(id=0, name="all batches", status="", overlap=0, items=everything["items"],
+                            done=everything["done"], **_states(everything, sum(live.values())))
+    needed = everything["needed"]
     overall_rate = total_recent / max(1.0, (now - first_recent).total_seconds() / 86400) if first_recent else None
+    eta_days = _eta(needed - overall.done, overall_rate)
     return {
         "batches": rows,
+        "page": pager,
         "overall": overall,
         "needed": needed,
         "share": _ratio(overall.done, needed) or 0.0,
         "percent": round(100 * (_ratio(overall.done, needed) or 0.0), 1),
         "rate_per_day": overall_rate,
-        "eta_days": _eta(needed - overall.done, overall_rate),
-        "eta": (now + timedelta(days=_eta(needed - overall.done, overall_rate))).date()
-        if _eta(needed - overall.done, overall_rate) is not None
-        else None,
+        "eta_days": eta_days,
+        "eta": (now + timedelta(days=eta_days)).date() if eta_days is not None else None,
     }
 
 
 def adaptive_overlap_by_batch() -> list[dict]:
     """Per adaptive batch: judgments spent against what fixed k-max would cost, and the items
-    still undecided (all of them before the first refresh, then those the last one asked more of). 3 queries."""
+    still undecided (all of them before the first refresh, then those the last one asked more of). 2 queries."""
     batches = list(AdaptiveOverlap.objects.select_related("batch").order_by("batch__name"))
     ids = [a.batch_id for a in batches]
-    spent = dict(
-        Judgment.objects.filter(batch_id__in=ids, item__is_gold=False).values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n")
-    )
-    items = dict(
-        QueueSlot.objects.filter(batch_id__in=ids, is_gold=False).values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n")
-    )
+    counts = {
+        r["batch_id"]: r
+        for r in BatchTally.objects.filter(batch_id__in=ids, is_gold=False).values("batch_id").order_by("batch_id")
+        .annotate(items=Sum("items"), judgments=Sum("judgments"))
+    } if ids else {}
     rows = []
     for a in batches:
-        n_items, n_spent = items.get(a.batch_id, 0), spent.get(a.batch_id, 0)
+        c = counts.get(a.batch_id, {"items": 0, "judgments": 0})
+        n_items, n_spent = c["items"], c["judgments"]
         cost = n_items * a.k_max
         rows.append({
             "batch": a.batch.name,
@@ -197,23 +224,30 @@ def adaptive_overlap_by_batch() -> list[dict]:
     return rows
 
 
-def staffing_by_batch() -> list[dict]:
-    """Per batch: the verifiers the context rule needs and its pools hold, and how many
-    judgments came from a verifier who had seen a related item (the least-exposure
-    fallback of a short batch), and how many items wait for a usable judgment (exposed
-    judgments do not count towards k with `DIALTOM_EXPOSED_JUDGMENTS=exclude`). 6 queries at most."""
-    batches = list(Batch.objects.order_by("name").values_list("pk", "name"))
-    staffing = batch_staffing(batch_ids=[pk for pk, _ in batches])
+def batches_page(*, page=1) -> dict:
+    """(id, name) of a page of batches, by name (2 queries)."""
+    pager, lo, hi = _page(page, Batch.objects.count())
+    return {"rows": list(Batch.objects.order_by("name").values_list("pk", "name")[lo:hi]), "page": pager}
+
+
+def staffing_by_batch(*, batches=None) -> list[dict]:
+    """Per batch (of the page: `batches`, (id, name) pairs; else all): the verifiers the context
+    rule needs and its pools hold, and how many judgments came from a verifier who had seen a
+    related item (the least-exposure fallback of a short batch), and how many items wait for a
+    usable judgment (exposed judgments do not count towards k with
+    `DIALTOM_EXPOSED_JUDGMENTS=exclude`). 6 queries at most."""
+    if batches is None:
+        batches = list(Batch.objects.order_by("name").values_list("pk", "name"))
+    ids = [pk for pk, _ in batches]
+    staffing = batch_staffing(batch_ids=ids)
     counts = {
         r["batch_id"]: r
-        for r in Judgment.objects.filter(batch_id__in=[pk for pk, _ in batches])
-        .values("batch_id")
-        .order_by("batch_id")
-        .annotate(n=Count("id"), exposed=Count("id", filter=Q(exposed=True)))
+        for r in BatchTally.objects.filter(batch_id__in=ids).values("batch_id").order_by("batch_id")
+        .annotate(n=Sum("judgments"), exposed=Sum("exposed"))
     }
     waiting = dict(
-        QueueSlot.objects.filter(batch_id__in=[pk for pk, _ in batches], is_gold=False, answered__lt=F("needed"))
-        .filter(Exists(Judgment.objects.filter(item_id=OuterRef("item_id"), exposed=True)))
+        # an exposed judgment stored but not counted towards k (`exclude`): judged > answered
+        QueueSlot.objects.filter(batch_id__in=ids, is_gold=False, answered__lt=F("needed"), judged__gt=F("answered"))
         .values("batch_id").order_by("batch_id").annotate(n=Count("item_id")).values_list("batch_id", "n")
     )
     rows = []
@@ -225,19 +259,13 @@ def staffing_by_batch() -> list[dict]:
 
 
 def throughput_by_day(*, days: int = 30) -> list[dict]:
-    """Judgments per day and cumulative judgments, for the last `days` days (2 queries)."""
-    since = (timezone.now() - timedelta(days=days - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    before = Judgment.objects.filter(created_at__lt=since).count()
-    per_day = {
-        r["day"]: r["n"]
-        for r in Judgment.objects.filter(created_at__gte=since)
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(n=Count("id"))
-        .order_by("day")
-    }
+    """Judgments per (UTC) day and cumulative judgments, for the last `days` days (2 queries, on `BatchDayTally`)."""
+    start = (timezone.now() - timedelta(days=days - 1)).date()
+    before = BatchDayTally.objects.filter(day__lt=start).aggregate(n=Coalesce(Sum("judgments"), 0))["n"]
+    per_day = dict(
+        BatchDayTally.objects.filter(day__gte=start).values("day").order_by("day").annotate(n=Sum("judgments")).values_list("day", "n")
+    )
     out, cumulative = [], before
-    start = since.date()
     for offset in range(days):
         day = start + timedelta(days=offset)
         n = per_day.get(day, 0)
@@ -291,9 +319,19 @@ def _group_rows(batch: str, by_group) -> list[dict]:
 GROUP_FIELDS = ("items", "retained", "ac1", "ac1_ci", "ac1_ci_low", "ac1_ci_high", "kappa", "alpha")
 
 
-def agreement_overview() -> dict:
-    """AC1 with CI, kappa and alpha per batch (current run), and per task × domain (2 queries)."""
-    results = list(current_batch_results())
+def agreement_overview(*, page=1) -> dict:
+    """AC1 with CI, kappa and alpha per batch (current run; a page of 25 batches: `page=None`,
+    every batch), and per task × domain of those batches (3 queries)."""
+    current = BatchResult.objects.filter(current_q())  # each batch's current run
+    results = current.select_related("batch").order_by("batch__name").defer("details", "timings")
+    if page is None:
+        pager = Page(1, 1, 0)
+        results = list(results)
+        pager.total = len(results)
+    else:
+        pager, lo, hi = _page(page, current.count())
+        results = results[lo:hi]
+    results = list(results)
     batches = [
         {
             "batch": br.batch.name,
@@ -314,7 +352,7 @@ def agreement_overview() -> dict:
     ]
     groups = [row for br in results for row in _group_rows(br.batch.name, br.by_group)]
     groups.sort(key=lambda r: (r["task"] or "", r["domain"] or "", r["batch"]))
-    return {"batches": batches, "groups": groups, "threshold": settings.DIALTOM_AC1_FLAG_THRESHOLD,
+    return {"batches": batches, "groups": groups, "page": pager, "threshold": settings.DIALTOM_AC1_FLAG_THRESHOLD,
             "min_items": getattr(settings, "DIALTOM_AC1_MIN_ITEMS", AC1_MIN_ITEMS)}
 
 
@@ -324,17 +362,20 @@ def agreement_overview() -> dict:
 FUNNEL_STEPS = ("imported", "audited", "aggregated", "retained")
 
 
-def retention_funnel() -> list[dict]:
+def retention_funnel(*, cells: list | None = None) -> list[dict]:
     """Per task, what became of the imported items (gold excluded): imported → audited (at
     least one judgment) → aggregated (in the current run of its batch, with judgments) →
-    retained (3 queries: the items, the current runs, their results)."""
-    judged = Judgment.objects.filter(item_id=OuterRef("pk"))
+    retained (2 queries, on the tallies: `BatchTally`, `CurrentResultCell`)."""
     items = {
         row["task"]: row
-        for row in Item.objects.filter(is_gold=False).values("task").order_by("task")
-        .annotate(imported=Count("id"), audited=Count("id", filter=Q(Exists(judged))))
+        for row in BatchTally.objects.filter(is_gold=False).values("task").order_by("task")
+        .annotate(imported=Sum("items"), audited=Sum("judged_items"))
     }
-    counts = retention_counts(pairs=current_batch_runs())["task"] if items else {}
+    counts: dict[str, dict] = {}
+    for cell in (list(CurrentResultCell.objects.all()) if cells is None else cells) if items else []:
+        c = counts.setdefault(cell.task, {"total": 0, "retained": 0})
+        c["total"] += cell.total
+        c["retained"] += cell.retained
     rows = []
     for task in sorted(items):
         current = counts.get(task, {"total": 0, "retained": 0})
@@ -345,79 +386,68 @@ def retention_funnel() -> list[dict]:
     return rows
 
 
+def _rate(retained: int, total: int) -> float | None:
+    return round(retained / total, 6) if total else None
+
+
 def retention_overview(*, last_runs: int = 10) -> dict:
-    """Retained / total audited items per task, domain, attribute × task (current runs), and
-    per succeeded run (4 queries: the current results are read once, `retention_cells`).
+    """Retained / total audited items per task, domain, attribute × task (current runs), and per
+    succeeded run (2 queries, on `CurrentResultCell` and `RunRetention`, written by the
+    aggregation job: `aggregation.summaries`).
 
-    A run's `change` compares like with like: its rate on the batches an earlier run in the
-    window also covered, minus the rate of those batches' latest earlier results (`change_batches`
-    says how many); a run on batches never aggregated before has no change.
+    A run's `change` compares like with like: its rate on the batches aggregated before it,
+    minus the rate of those batches' latest earlier results (`change_batches` says how many);
+    a run on batches never aggregated before has no change.
     """
-    pairs = current_batch_runs()
-    current = retention_cells(pairs=pairs)
-    counts = retention_counts(pairs=pairs, cells=current)
-    runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("-id")[:last_runs])
-    per_run: dict[int, dict[tuple[int, str], tuple[int, int]]] = {}
-    rows = (
-        ItemResult.objects.filter(run__in=[r.id for r in runs], item__is_gold=False, n_judgments__gt=0)
-        .values("run_id", "batch_id", "item__task")
-        .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True)))
-        .order_by("run_id", "batch_id", "item__task")
-    )
-    for row in rows:
-        per_run.setdefault(row["run_id"], {})[(row["batch_id"], row["item__task"])] = (row["retained"], row["total"])
+    cells = list(CurrentResultCell.objects.order_by("task", "domain", "attribute"))
+    runs = list(RunRetention.objects.select_related("run").only("run__finished_at", *RUN_RETENTION_FIELDS)
+                .order_by("-run_id")[:last_runs])
 
-    def sums(cells, *, batches=None, task=None) -> tuple[int, int]:
-        picked = [v for (b, t), v in cells.items() if (batches is None or b in batches) and (task is None or t == task)]
-        return sum(v[0] for v in picked), sum(v[1] for v in picked)
+    def table(field):
+        sums: dict[str, list[int]] = {}
+        for cell in cells:
+            pair = sums.setdefault(getattr(cell, field) or "(none)", [0, 0])
+            pair[0] += cell.retained
+            pair[1] += cell.total
+        return [{"group": k, "total": t, "retained": r, "rate": _rate(r, t)} for k, (r, t) in sorted(sums.items())]
 
-    history = []
-    latest: dict[tuple[int, str], tuple[int, int]] = {}  # (batch, task) -> the latest earlier result
-    for run in sorted(runs, key=lambda r: r.id):
-        cells = per_run.get(run.id, {})
-        batches = {b for b, _ in cells}
-        retained, total = sums(cells)
-        common = batches & {b for b, _ in latest}
-        change = None
-        if common:
-            before, now = _ratio(*sums(latest, batches=common)), _ratio(*sums(cells, batches=common))
-            change = None if before is None or now is None else now - before
-        history.append(
-            {
-                "run": run.id,
-                "finished_at": run.finished_at,
-                "total": total,
-                "retained": retained,
-                "rate": _ratio(retained, total),
-                "retrospective": _ratio(*sums(cells, task="retrospective")),
-                "prospective": _ratio(*sums(cells, task="prospective")),
-                "change": change,
-                "change_batches": len(common),
-            }
-        )
-        latest = {key: value for key, value in latest.items() if key[0] not in batches} | cells  # replaced, not merged
-    history.reverse()
-
-    def table(key):
-        return [{"group": k, **v} for k, v in counts[key].items()]
-
+    retained, total = sum(c.retained for c in cells), sum(c.total for c in cells)
+    history = [
+        {
+            "run": r.run_id,
+            "finished_at": r.run.finished_at,
+            "total": r.total,
+            "retained": r.retained,
+            "rate": _ratio(r.retained, r.total),
+            "retrospective": _ratio(r.retro_retained, r.retro_total),
+            "prospective": _ratio(r.prosp_retained, r.prosp_total),
+            "change": r.change,
+            "change_batches": r.change_batches,
+        }
+        for r in runs
+    ]
     return {
-        "overall": counts["overall"],
+        "overall": {"total": total, "retained": retained, "rate": _rate(retained, total)},
         "task": table("task"),
         "domain": table("domain"),
-        "attribute": _retention_by_attribute_and_task(cells=current),
+        "attribute": _retention_by_attribute_and_task(cells=cells),
         "runs": history,
+        "cells": cells,
     }
 
 
-def _retention_by_attribute_and_task(*, cells: list[dict]) -> list[dict]:
+RUN_RETENTION_FIELDS = ("run_id", "total", "retained", "retro_total", "retro_retained", "prosp_total", "prosp_retained",
+                        "change", "change_batches")
+
+
+def _retention_by_attribute_and_task(*, cells: list) -> list[dict]:
     """Per attribute: retained / total audited items over both tasks and for each (a prospective
-    item's attribute is the state its distractors were made for), from the `retention_cells`."""
+    item's attribute is the state its distractors were made for), from the `CurrentResultCell`s."""
     sums: dict[tuple[str, str], list[int]] = {}
     for cell in cells:
-        pair = sums.setdefault((cell["item__attribute"], cell["item__task"]), [0, 0])
-        pair[0] += cell["retained"]
-        pair[1] += cell["total"]
+        pair = sums.setdefault((cell.attribute or "(none)", cell.task), [0, 0])
+        pair[0] += cell.retained
+        pair[1] += cell.total
     out: dict[str, dict] = {}
     for (attribute, task), (retained, total) in sorted(sums.items()):
         entry = out.setdefault(attribute, {"group": attribute, "retained": 0, "total": 0,
@@ -437,52 +467,31 @@ def _cell(retained: int, total: int) -> dict:
 # --- People ----------------------------------------------------------------------------------
 
 
-def verifier_stats() -> list[dict]:
-    """Per verifier: judgments, median seconds, gold and DS accuracy, NONE/MULTIPLE share, outliers (4 queries)."""
-    letters = {f"l_{x}": Count("id", filter=Q(displayed_label=x)) for x in "ABCD"}
-    in_database = connection.vendor == "postgresql"
-    median = {"median_seconds": Median("seconds_spent")} if in_database else {}
-    stats = {
-        r["verifier_id"]: r
-        for r in Judgment.objects.values("verifier_id")
-        .annotate(
-            n=Count("id"),
-            **median,
-            n_none=Count("id", filter=Q(label=Label.NONE)),
-            n_multiple=Count("id", filter=Q(label=Label.MULTIPLE)),
-            gold_n=Count("id", filter=Q(item__is_gold=True)),
-            gold_ok=Count("id", filter=Q(item__is_gold=True, label=F("item__answer"))),
-            **letters,
-        )
-        .order_by("verifier_id")
-    }
-    if not in_database:  # SQLite (the demo): the median in Python, one more query
-        seconds: dict[int, list[float]] = {}
-        for verifier_id, value in Judgment.objects.exclude(seconds_spent=None).values_list("verifier_id", "seconds_spent"):
-            seconds.setdefault(verifier_id, []).append(value)
-        for verifier_id, row in stats.items():
-            row["median_seconds"] = statistics.median(seconds[verifier_id]) if verifier_id in seconds else None
-    pairs = current_batch_runs()
-    ds = {}
-    if pairs:
-        q = pairs_q(pairs)
-        ds = {
-            r["verifier_id"]: _ratio(r["weighted"], r["n"])
-            for r in WorkerResult.objects.filter(q)
-            .values("verifier_id")
-            .annotate(weighted=Sum(F("accuracy") * F("n_judgments"), output_field=FloatField()), n=Sum("n_judgments"))
-            .order_by("verifier_id")
-        }
-    people = User.objects.filter(Q(role=Role.VERIFIER) | Q(id__in=list(stats))).order_by("username")
+def verifier_stats(*, page=None) -> list[dict] | dict:
+    """Per verifier: judgments, median seconds, gold and DS accuracy, NONE/MULTIPLE share,
+    outliers (4 queries on the tallies: `VerifierTally`, `VerifierSecondCount`,
+    `CurrentWorkerTally`, and the people). With `page`: {"rows": one page of 25, "page": Page}."""
+    people = User.objects.filter(Q(role=Role.VERIFIER) | Q(pk__in=VerifierTally.objects.values("verifier_id"))).order_by("username")
+    pager = None
+    if page is not None:
+        pager, lo, hi = _page(page, people.count())
+        people = people[lo:hi]
+    people = list(people.only("id", "username", "excluded_from_aggregation"))
+    ids = [p.id for p in people]
+    stats = {t.verifier_id: t for t in VerifierTally.objects.filter(verifier_id__in=ids)}
+    seconds: dict[int, dict[int, int]] = {}
+    for verifier_id, second, n in VerifierSecondCount.objects.filter(verifier_id__in=ids).values_list("verifier_id", "second", "n"):
+        seconds.setdefault(verifier_id, {})[second] = n
+    ds = {w.verifier_id: _ratio(w.weighted, w.n) for w in CurrentWorkerTally.objects.filter(verifier_id__in=ids)}
     out = []
     for user in people:
-        s = stats.get(user.id, {})
-        n = s.get("n", 0)
-        counts = [s.get(f"l_{x}", 0) for x in "ABCD"]
+        s = stats.get(user.id) or VerifierTally()
+        n = s.judgments
+        counts = [s.l_a, s.l_b, s.l_c, s.l_d]
         letter_total = sum(counts)
         top_share = max(counts) / letter_total if letter_total else None
         top_letter = "ABCD"[counts.index(max(counts))] if letter_total else ""
-        median_seconds = s.get("median_seconds")
+        median_seconds = median_of(seconds.get(user.id, {}))
         outliers = []
         if n >= 20 and median_seconds is not None and median_seconds < settings.DIALTOM_FAST_SECONDS:
             outliers.append("too fast")
@@ -495,17 +504,17 @@ def verifier_stats() -> list[dict]:
                 "excluded": user.excluded_from_aggregation,
                 "judgments": n,
                 "median_seconds": median_seconds,
-                "gold_judgments": s.get("gold_n", 0),
-                "gold_accuracy": _ratio(s.get("gold_ok", 0), s.get("gold_n", 0)),
+                "gold_judgments": s.gold_n,
+                "gold_accuracy": _ratio(s.gold_ok, s.gold_n),
                 "ds_accuracy": ds.get(user.id),
-                "none_share": _ratio(s.get("n_none", 0), n),
-                "multiple_share": _ratio(s.get("n_multiple", 0), n),
+                "none_share": _ratio(s.n_none, n),
+                "multiple_share": _ratio(s.n_multiple, n),
                 "top_letter": top_letter,
                 "top_letter_share": top_share,
                 "outliers": outliers,
             }
         )
-    return out
+    return out if pager is None else {"rows": out, "page": pager}
 
 
 def crowd_worker_stats() -> list[dict]:
@@ -529,3 +538,4 @@ def latest_aggregation_run() -> AggregationRun | None:
     return AggregationRun.objects.order_by("-created_at", "-id").first()
 
 
+from .versions import section_version, section_versions  # noqa: E402,F401 (the sections' fingerprints)

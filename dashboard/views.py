@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.models import User
@@ -16,45 +17,77 @@ from releases import services as release_services
 from . import actions, selectors
 
 SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
+# loaded when scrolled into view (hx-trigger="revealed"), not with the page: a per-context count
+LAZY_SECTIONS = ("staffing", "agreement_groups")
 
 
-def section_context(name: str) -> dict:
+def section_context(name: str, params=None, shared: dict | None = None) -> dict:
+    """A section's context; `params` (the request's GET): `page` of its table (25 rows a page);
+    `shared`: what the page's sections read once for all (the progress, read by two)."""
+    page = (params or {}).get("page") or 1
+    shared = {} if shared is None else shared
+    context = {"versions": {name: shared["versions"][name] if "versions" in shared else selectors.section_version(name)}}
+    context["urls"] = row_urls()
     if name == "progress":
-        return {
-            "progress": selectors.progress_by_batch(),
+        progress = shared.setdefault("progress", selectors.progress_by_batch(page=page))
+        return context | {
+            "progress": progress,
             "throughput": selectors.throughput_by_day(),
             "adaptive": selectors.adaptive_overlap_by_batch(),
-            "staffing": selectors.staffing_by_batch(),
         }
-    if name == "agreement":
-        return {"agreement": selectors.agreement_overview()}
+    if name == "staffing":
+        batches = selectors.batches_page(page=page)
+        return context | {"staffing": selectors.staffing_by_batch(batches=batches["rows"]), "staffing_page": batches["page"]}
+    if name in ("agreement", "agreement_groups"):
+        return context | {"agreement": selectors.agreement_overview(page=page)}
     if name == "retention":
-        return {"retention": selectors.retention_overview(), "funnel": selectors.retention_funnel()}
+        retention = selectors.retention_overview()
+        return context | {"retention": retention, "funnel": selectors.retention_funnel(cells=retention["cells"])}
     if name == "people":
-        return {"verifiers": selectors.verifier_stats(), "crowd": selectors.crowd_worker_stats()}
+        people = selectors.verifier_stats(page=page)
+        return context | {"verifiers": people["rows"], "people_page": people["page"], "crowd": selectors.crowd_worker_stats()}
     if name == "run":
-        return {"run": selectors.latest_aggregation_run(), "run_batches": aggregation_choices()}
+        batches = shared["progress"] if "progress" in shared else selectors.progress_by_batch(page=page)
+        return context | {"run": selectors.latest_aggregation_run(), "run_batches": _choices(batches["batches"]),
+                          "run_page": batches["page"]}
     if name == "releases":
-        return {
+        return context | {
             "releases": list(release_selectors.releases_list()[:10]),
             "release_warnings": release_selectors.release_warnings(),
         }
     raise Http404(name)
 
 
+def row_urls() -> dict:
+    """The prefixes of the per-row URLs (reversed once a page, not once a row)."""
+    return {
+        "batch": reverse("dashboard:batch-action", args=[0, "pause"]).removesuffix("0/pause/"),
+        "verifier": reverse("dashboard:verifier-action", args=[0, "exclude"]).removesuffix("0/exclude/"),
+        "guideline": reverse("review:guideline-edit", args=["x"]).removesuffix("x/guideline/"),
+    }
+
+
 @staff_required(area="The dashboard")
 def index(request):
     context = {}
+    versions, shared = {}, {"versions": selectors.section_versions(SECTIONS)}
     for name in SECTIONS:
-        context.update(section_context(name))
+        section = section_context(name, request.GET, shared)
+        versions.update(section.pop("versions"))
+        context.update(section)
+    context["versions"] = versions
     return render(request, "dashboard/index.html", context)
 
 
 @staff_required(area="The dashboard")
 def fragment(request, name: str):
-    if name not in SECTIONS:
+    """One section. A poll sends the version it shows (`v`): 204 No Content while it is the same
+    (one statement on the summaries), so an idle open tab costs next to nothing."""
+    if name not in SECTIONS + LAZY_SECTIONS:
         raise Http404(name)
-    return render(request, f"dashboard/index.html#{name}", section_context(name))
+    if request.GET.get("v") and request.GET["v"] == selectors.section_version(name):
+        return HttpResponse(status=204)
+    return render(request, f"dashboard/index.html#{name}", section_context(name, request.GET))
 
 
 def _pct(value):
@@ -188,14 +221,18 @@ def verifier_action(request, user_id: int, action: str):
     return _done(request, "people")
 
 
-def aggregation_choices() -> list[dict]:
-    """The batches a run can cover, each ticked by default when complete (every item has its
-    k judgments): {"id", "name", "status", "done", "needed", "complete"}."""
-    audited = set(actions.aggregation_batches())
+def aggregation_choices(*, page=None) -> list[dict]:
+    """The batches a run can cover (those that hold judgments; a page of 25 of all batches, or
+    every one), each ticked by default when complete (every item has its k judgments):
+    {"id", "name", "status", "done", "needed", "complete"}."""
+    return _choices(selectors.progress_by_batch(page=page)["batches"])
+
+
+def _choices(batches) -> list[dict]:
     return [
         {"id": b.id, "name": b.name, "status": b.status, "done": b.done, "needed": b.needed,
          "complete": bool(b.needed) and b.done >= b.needed}
-        for b in selectors.progress_by_batch()["batches"] if b.id in audited
+        for b in batches if b.judged
     ]
 
 

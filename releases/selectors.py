@@ -10,13 +10,36 @@ from operator import or_
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet
+from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet, Sum
 
-from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
+from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, ShortResults
 from annotation.models import Domain
 from review.selectors import adjudicated, release_rows
 
 from .models import Release, ReleaseStatus
+
+
+class CurrentPairs(Func):
+    """`(batch_id, run_id) IN (each batch's latest succeeded run)`, computed in the statement (a
+    hash semi-join over the batch results) instead of sent as arrays of every pair (issue 23)."""
+
+    output_field = BooleanField()
+    conditional = True
+
+    def __init__(self, *, prefix: str = ""):
+        super().__init__(F(f"{prefix}batch_id"), F(f"{prefix}run_id"))
+
+    def as_sql(self, compiler, connection, **extra):
+        sql, params = super().as_sql(compiler, connection, **extra)
+        inner = (f"SELECT br.batch_id, MAX(br.run_id) FROM {BatchResult._meta.db_table} br JOIN {AggregationRun._meta.db_table} r"
+                 f" ON r.id = br.run_id WHERE r.status = %s GROUP BY br.batch_id")
+        columns = sql[sql.index("(") + 1:sql.rindex(")")]
+        return f"({columns}) IN ({inner})", (*params, RunStatus.SUCCEEDED.value)
+
+
+def current_q(*, prefix: str = "") -> Q:
+    """Rows of each batch's current run (the latest succeeded run that aggregated it)."""
+    return Q(CurrentPairs(prefix=prefix))
 
 
 def current_batch_runs() -> dict[int, int]:
@@ -213,10 +236,12 @@ def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
     - `low_agreement`: the batch's AC1 is under DIALTOM_AC1_FLAG_THRESHOLD (flagged on the dashboard);
     - `under_overlap`: some of its items hold fewer judgments than the batch's overlap.
     """
-    pairs = current_batch_runs() if pairs is None else pairs
+    # without `pairs`: each batch's current run by a correlated lookup (issue 23), not arrays of every pair
+    current = current_q() if pairs is None else (pairs_q(pairs) if pairs else Q(pk__in=[]))
     threshold = settings.DIALTOM_AC1_FLAG_THRESHOLD
     warnings = []
-    for br in current_batch_results(pairs=pairs):
+    low = BatchResult.objects.filter(current, ac1__lt=threshold).select_related("batch").only("ac1", "batch__name")
+    for br in low:
         if br.ac1 is not None and br.ac1 < threshold:
             warnings.append(
                 {
@@ -226,12 +251,10 @@ def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
                     "ac1": br.ac1,
                 }
             )
+    # issue 23: from the aggregation job's summary of each run (`ShortResults`), not a pass over the results
     short = (
-        current_item_results(pairs=pairs)
-        .filter(n_judgments__lt=F("batch__overlap"))
-        .values("batch__name", "batch__overlap")
-        .annotate(items=Count("id"), fewest=Min("n_judgments"))
-        .order_by("batch__name")
+        ShortResults.objects.filter(current, n_judgments__lt=F("batch__overlap"))
+        .values("batch__name", "batch__overlap").annotate(items=Sum("items"), fewest=Min("n_judgments")).order_by("batch__name")
     )
     for row in short:
         warnings.append(

@@ -73,6 +73,7 @@ class Flag(models.Model):
             models.CheckConstraint(condition=Q(status__in=FlagStatus.values), name="flag_status_valid"),
             models.CheckConstraint(condition=~Q(reason=FlagReason.OTHER) | ~Q(comment=""), name="flag_other_needs_comment"),
         ]
+        indexes = [models.Index(fields=["status", "-created_at", "-id"], name="flag_queue_order")]  # a page of the queue
 
     def __str__(self) -> str:
         return f"{self.item_id} flagged by {self.flagged_by_id}: {self.reason}"
@@ -102,3 +103,10 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.decision}"
+
+
+class FlagTally(models.Model):
+    """Flags per status (issue 23), kept by the services that raise and handle them (`review.flag_tallies`)."""
+
+    status = models.CharField(max_length=10, primary_key=True)
+    n = models.PositiveIntegerField(default=0)

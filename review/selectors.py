@@ -14,7 +14,7 @@ from annotation.models import OPTION_LETTERS, Batch, Item, Task
 from verification.models import Judgment
 
 from .markdown import render_markdown
-from .models import Adjudication, Decision, Flag, FlagStatus, Guideline
+from .models import Adjudication, Decision, Flag, FlagStatus, FlagTally, Guideline
 
 # --- Guidelines -------------------------------------------------------------------------
 
@@ -85,7 +85,8 @@ def flags_queue(*, status: str = FlagStatus.OPEN) -> QuerySet[Flag]:
 
 
 def flag_counts() -> dict[str, int]:
-    counts = dict(Flag.objects.values_list("status").annotate(n=Count("id")).order_by("status"))
+    """Flags per status, from `FlagTally` (kept by the services: `review.flag_tallies`)."""
+    counts = dict(FlagTally.objects.values_list("status", "n"))
     return {status: counts.get(status, 0) for status in FlagStatus.values}
 
 

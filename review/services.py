@@ -12,6 +12,7 @@ from accounts.models import User
 from annotation.models import Batch, Item
 from verification.models import Claim, ClaimStatus, Judgment
 
+from .flag_tallies import flag_moved
 from .models import EXAMPLE_TOPICS, Adjudication, Decision, Flag, FlagReason, FlagStatus, Guideline, GuidelineExample
 
 MAX_TEXT = 20_000
@@ -72,11 +73,13 @@ def flag_submit(*, verifier: User, claim_id: uuid.UUID | str, reason: str, comme
         raise ValidationError({"comment": "say what is wrong when the reason is 'other'"})
     if len(comment) > 5000:
         raise ValidationError({"comment": "at most 5000 characters"})
+    before = Flag.objects.filter(item_id=claim.item_id, flagged_by=verifier).values_list("status", flat=True).first()
     flag, _ = Flag.objects.update_or_create(
         item_id=claim.item_id,
         flagged_by=verifier,
         defaults={"reason": reason, "comment": comment, "status": FlagStatus.OPEN, "handled_by": None, "handled_at": None, "note": ""},
     )
+    flag_moved(before=before, after=FlagStatus.OPEN)  # issue 23: the counts per status
     return flag
 
 
@@ -88,6 +91,7 @@ def flag_handle(*, flag_id: int, status: str, staff: User, note: str = "") -> Fl
     flag = Flag.objects.select_for_update().filter(pk=flag_id).first()
     if flag is None:
         raise ValidationError({"flag": "no such flag"})
+    flag_moved(before=flag.status, after=status)  # issue 23: the counts per status
     flag.status = status
     flag.handled_by = staff
     flag.handled_at = timezone.now()
@@ -111,7 +115,8 @@ def adjudication_record(*, item_id: str, decision: str, reason: str, staff: User
     if not reason:
         raise ValidationError({"reason": "give the reason for the decision"})
     adjudication = Adjudication.objects.create(item=item, decision=decision, reason=reason, decided_by=staff)
-    Flag.objects.filter(item=item, status=FlagStatus.OPEN).update(
+    resolved = Flag.objects.filter(item=item, status=FlagStatus.OPEN).update(
         status=FlagStatus.RESOLVED, handled_by=staff, handled_at=timezone.now(), note=f"adjudicated: {decision}"
     )
+    flag_moved(before=FlagStatus.OPEN, after=FlagStatus.RESOLVED, n=resolved)
     return adjudication

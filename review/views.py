@@ -83,10 +83,16 @@ def flag_queue(request):
     status = request.GET.get("status", FlagStatus.OPEN)
     if status not in FlagStatus.values:
         status = FlagStatus.OPEN
+    counts = selectors.flag_counts()  # issue 23: a page of the queue, counted by the kept tallies
+    pages = max(1, -(-counts[status] // FLAGS_PAGE))
+    page = min(max(1, int(request.GET["page"]) if request.GET.get("page", "").isdigit() else 1), pages)
     return render(request, "review/flags.html", {
-        "flags": selectors.flags_queue(status=status), "status": status, "counts": selectors.flag_counts(),
-        "comments": selectors.commented_judgments(), "statuses": FlagStatus.choices,
+        "flags": selectors.flags_queue(status=status)[(page - 1) * FLAGS_PAGE:page * FLAGS_PAGE], "status": status,
+        "counts": counts, "page": page, "pages": pages, "comments": selectors.commented_judgments(), "statuses": FlagStatus.choices,
     })
+
+
+FLAGS_PAGE = 50
 
 
 @staff_required(area="The review pages")

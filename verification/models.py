@@ -62,7 +62,11 @@ class Claim(models.Model):
                 fields=["item", "verifier"], condition=Q(status="active"), name="claim_one_active_per_item_verifier"
             ),
         ]
-        indexes = [models.Index(fields=["item", "status"]), models.Index(fields=["verifier", "batch", "status"])]
+        indexes = [
+            models.Index(fields=["item", "status"]), models.Index(fields=["verifier", "batch", "status"]),
+            # the live claims of a batch (the dashboard's in-progress items; issue 23): few, whatever the claims
+            models.Index(fields=["batch", "expires_at"], condition=Q(status="active"), name="claim_active_by_batch"),
+        ]
 
 
 class Judgment(models.Model):
@@ -92,7 +96,11 @@ class Judgment(models.Model):
             models.UniqueConstraint(fields=["item", "verifier"], name="judgment_one_per_item_verifier"),
             models.CheckConstraint(condition=Q(label__in=Label.values), name="judgment_label_valid"),
         ]
-        indexes = [models.Index(fields=["batch", "item"])]
+        indexes = [
+            models.Index(fields=["batch", "item"]),
+            # the latest commented judgments (the review queue, issue 23): few, whatever the judgments
+            models.Index(fields=["-created_at", "-id"], condition=~Q(comment=""), name="judgment_commented_latest"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.verifier_id} → {self.item_id}: {self.label}"
@@ -119,6 +127,9 @@ class QueueSlot(models.Model):
         default=0.0, help_text="adaptive overlap: chance one more judgment flips the retention decision (served first)"
     )
     position = models.BigIntegerField(default=0, help_text="where the item stands in the queue, drawn from a secret")
+    # --- issue 23 summaries (verification/tallies.py): kept by the answer statement and the aggregation job
+    judged = models.PositiveIntegerField(default=0, help_text="judgments stored, exposed ones included (progress)")
+    aggregated = models.BooleanField(default=False, help_text="the item has a result in a succeeded aggregation run")
 
     class Meta:
         ordering = ["batch", "item"]
@@ -276,3 +287,66 @@ class VerifierSecondsTotal(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["task", "verifier", "bucket"], name="verifier_seconds_total_key"),
         ]
+# --- issue 23: small summaries kept as the work happens (verification/tallies.py) -------------------
+
+
+class BatchTally(models.Model):
+    """Per batch × task × gold: item and judgment counts behind the dashboard's progress (one
+    row per cell, whatever the number of items). `done` counts each item's judgments up to the
+    batch's overlap k; `complete` items have k; the `agg_*` counts are the same for the items
+    with a result in a succeeded run."""
+
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=15)
+    is_gold = models.BooleanField(default=False)
+    items = models.PositiveIntegerField(default=0)
+    judged_items = models.PositiveIntegerField(default=0)
+    complete_items = models.PositiveIntegerField(default=0)
+    done = models.PositiveBigIntegerField(default=0)
+    judgments = models.PositiveBigIntegerField(default=0)
+    exposed = models.PositiveBigIntegerField(default=0)
+    agg_items = models.PositiveIntegerField(default=0)
+    agg_judged = models.PositiveIntegerField(default=0)
+    agg_complete = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["batch", "task", "is_gold"], name="batch_tally_one_per_cell")]
+
+
+class BatchDayTally(models.Model):
+    """Judgments per batch per (UTC) day, and the first of them: throughput and the ETA."""
+
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    judgments = models.PositiveBigIntegerField(default=0)
+    first_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["batch", "day"], name="batch_day_tally_one_per_day")]
+        indexes = [models.Index(fields=["day"])]
+
+
+class VerifierTally(models.Model):
+    """Per verifier: the counts behind the dashboard's people table."""
+
+    verifier = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    judgments = models.PositiveBigIntegerField(default=0)
+    n_none = models.PositiveBigIntegerField(default=0)
+    n_multiple = models.PositiveBigIntegerField(default=0)
+    gold_n = models.PositiveBigIntegerField(default=0)
+    gold_ok = models.PositiveBigIntegerField(default=0)
+    l_a = models.PositiveBigIntegerField(default=0)
+    l_b = models.PositiveBigIntegerField(default=0)
+    l_c = models.PositiveBigIntegerField(default=0)
+    l_d = models.PositiveBigIntegerField(default=0)
+
+
+class VerifierSecondCount(models.Model):
+    """Per verifier × whole second (`floor(seconds_spent)`): judgments, for the median."""
+
+    verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    second = models.PositiveIntegerField()
+    n = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["verifier", "second"], name="verifier_seconds_tally_one")]

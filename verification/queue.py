@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import (
-    BooleanField, Count, Exists, ExpressionWrapper, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value,
+    BooleanField, Count, Exists, ExpressionWrapper, F, FilteredRelation, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Sum, Value,
 )
 from django.db.models.functions import Coalesce
 
@@ -287,13 +287,16 @@ def batch_staffing(*, batch_ids) -> dict[int, Staffing]:
     session's last window, 21 + 3 = 24 for a window whose continuation opens the next one."""
     ids = list(batch_ids)
     k = Coalesce("queue_slot__needed", "batch__overlap")  # an item's slot may not exist yet
+    # the slots of these batches only (issue 23): an index scan, not a pass over every slot
+    slot = FilteredRelation("queue_slot", condition=Q(queue_slot__batch_id__in=ids))
     per_context = list(
-        Item.objects.filter(batch_id__in=ids, is_gold=False)
+        Item.objects.filter(batch_id__in=ids, is_gold=False).annotate(slot=slot)
+        .annotate(slot_needed=F("slot__needed"))
         .values("batch_id", "context_id")
         .order_by()
         .annotate(
-            retro=Coalesce(Max(k, filter=Q(task=Task.RETROSPECTIVE)), 0),
-            profile=Coalesce(Sum(k, filter=Q(task=Task.PROSPECTIVE)), 0),
+            retro=Coalesce(Max(Coalesce("slot_needed", "batch__overlap"), filter=Q(task=Task.RETROSPECTIVE)), 0),
+            profile=Coalesce(Sum(Coalesce("slot_needed", "batch__overlap"), filter=Q(task=Task.PROSPECTIVE)), 0),
         )
         .values_list("batch_id", "context_id", "retro", "profile")
     )

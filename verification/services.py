@@ -24,7 +24,7 @@ from accounts.models import Pool, User
 from annotation.models import NOTA, OPTION_LETTERS, Batch, BatchStatus, Item, Task
 from dialtom_site import jobs
 
-from . import followups, pair_tallies, portable, queue, statements
+from . import followups, kept, portable, queue, statements, tallies
 from .locks import claims_for_update, judgments_for_update
 from .adaptive import adaptive_overlap_set
 from .errors import VerificationError
@@ -122,6 +122,7 @@ def batch_queue_sync(*, batch: Batch) -> int:
         for pk, item_id, gold, n in missing
     ]
     QueueSlot.objects.bulk_create(rows, ignore_conflicts=True)
+    tallies.batch_tallies_refresh(batch_ids=[batch.pk])  # its items and k, for the summaries (issue 23)
     return len(rows)
 
 
@@ -392,12 +393,12 @@ def _judgment_submit_checked(
     claim.status = ClaimStatus.ANSWERED
     claim.save(update_fields=["status"])
     judgment.claim, judgment.item = claim, claim.item
-    pair_tallies.judgment_added(judgment=judgment, task=claim.item.task, is_gold=claim.item.is_gold)
     slot = QueueSlot.objects.filter(pk=claim.item_id)
     if queue.counts_towards_k(exposed=claim.exposed):
         slot.update(answered=F("answered") + 1)
         if slot.filter(answered__gte=F("needed")).exists():
             _item_filled(batch_id=claim.batch_id)
+    kept.judgment_added(judgment=judgment, claim=claim)  # the summaries (issue 23)
     return Submission(judgment, True, claim.batch.name)
 
 
@@ -412,14 +413,14 @@ def judgment_change(
         raise VerificationError("no such judgment", code="not_found", status=404) from None
     if judgment.batch.status == BatchStatus.CLOSED:
         raise VerificationError(f"batch {judgment.batch.name} is closed", code="batch_closed", status=409)
-    order, old_label = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS), judgment.label
+    order, before = judgment.claim.display_order if judgment.claim else "".join(OPTION_LETTERS), (judgment.label, judgment.displayed_label)
     judgment.label, judgment.displayed_label = choice_to_label(
         display_order=order, item=judgment.item, choice=choice
     )
     judgment.implausible = implausible_to_original(display_order=order, marks=implausible)
     judgment.comment = (comment or "").strip()[:5000]
     judgment.save(update_fields=["label", "displayed_label", "implausible", "comment", "updated_at"])
-    pair_tallies.judgment_relabelled(judgment=judgment, old_label=old_label, task=judgment.item.task, is_gold=judgment.item.is_gold)
+    kept.judgment_relabelled(judgment=judgment, verifier_id=verifier.pk, before=before)
     return judgment
 
 
@@ -446,6 +447,7 @@ def judgments_exposure_mark(*, dry_run: bool = False) -> dict:
         return report
     Claim.objects.filter(pk__in=[claim for _, claim, _, _ in rows if claim]).update(exposed=True)
     Judgment.objects.filter(pk__in=[pk for pk, _, _, _ in rows]).update(exposed=True)
+    tallies.batch_tallies_refresh(batch_ids={batch for *_, batch in rows})
     if not queue.exposed_judgments_count():
         counts = Counter(item for _, _, item, _ in rows)
         for item_id in sorted(counts):  # fixed order, as every slot update
@@ -585,7 +587,7 @@ def items_gold_set(*, item_ids: Iterable[str], is_gold: bool) -> int:
     if unknown:
         raise VerificationError(f"no item {sorted(unknown)[0]!r}", code="not_found", field="item_id")
     Item.objects.filter(pk__in=[i.pk for i in items]).update(is_gold=is_gold)
-    pair_tallies.pairs_rebuild(batch_ids={i.batch_id for i in items if i.batch_id})  # gold items are left out of them
+    kept.items_regolded(items=items)
     slots = QueueSlot.objects.filter(item__in=[i.pk for i in items]).order_by("pk")
     if is_gold:
         slots.update(is_gold=True, needed=GOLD_NEEDED)

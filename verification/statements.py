@@ -32,7 +32,7 @@ from django.db.models.expressions import RawSQL
 from accounts.models import Pool
 from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domain, Item, Task, Variant
 
-from . import queue
+from . import queue, tallies
 from .models import Claim, ClaimStatus, Judgment, QueueSlot, QueueTurn
 from .pair_tallies import pair_tallies_sql  # issue 23: agreement between verifiers, kept by the answer
 
@@ -356,12 +356,13 @@ def _judgment_store_sql(exposed_count: bool = False) -> str:
     }
     assert set(new) == set(JUDGMENT_FIELDS), "a Judgment field is missing from the answer statement"
     cols = ", ".join(f'"{c}"' for c in JUDGMENT_FIELDS)
-    counted = "" if exposed_count else " WHERE NOT exposed"  # `queue.counts_towards_k`
+    counted = "TRUE" if exposed_count else "NOT ins.exposed"  # `queue.counts_towards_k`
     return f"""
 WITH arg AS (SELECT %s::bigint AS v, %s::uuid AS claim_id, %s::uuid AS key, %s::text AS choice,
                     %s::text[] AS marks, %s::text AS comment, %s::text AS source, %s::text AS letters),
 c AS MATERIALIZED (
-    SELECT cl.*, b.status AS batch_status, b.lease_minutes, b.name AS batch_name, i.task, i.variant
+    SELECT cl.*, b.status AS batch_status, b.lease_minutes, b.name AS batch_name, i.task, i.variant,
+           i.is_gold AS item_is_gold, i.answer AS item_answer, b.overlap AS batch_overlap  -- tallies_sql (issue 23)
     FROM {_table(Claim)} cl JOIN {_table(Batch)} b ON b.id = cl.batch_id JOIN {_table(Item)} i ON i.id = cl.item_id, arg
     WHERE cl.id = arg.claim_id AND cl.verifier_id = arg.v AND cl.status = '{ClaimStatus.ACTIVE.value}'
       AND b.status <> '{BatchStatus.CLOSED.value}'
@@ -378,9 +379,12 @@ ins AS (
 ),
 ans AS (UPDATE {_table(Claim)} SET status = '{ClaimStatus.ANSWERED.value}' WHERE id IN (SELECT claim_id FROM ins) RETURNING id),
 slot AS (
-    UPDATE {_table(QueueSlot)} SET answered = answered + 1 WHERE item_id IN (SELECT item_id FROM ins{counted})
-    RETURNING answered >= needed AS filled
-){pair_tallies_sql()}
+    UPDATE {_table(QueueSlot)} qs SET answered = qs.answered + ({counted})::int, judged = qs.judged + 1
+    FROM ins WHERE qs.item_id = ins.item_id
+    RETURNING ({counted}) AND qs.answered >= qs.needed AS filled, qs.judged - 1 AS judged_before, qs.aggregated
+){pair_tallies_sql()},
+-- issue 23: the summaries, in the same statement (verification/tallies.py)
+{tallies.tallies_sql()}
 SELECT ins.*, c.display_order, c.batch_name, (SELECT bool_or(filled) FROM slot), (SELECT count(*) FROM ans)
 FROM ins, c
 """

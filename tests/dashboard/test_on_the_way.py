@@ -66,7 +66,7 @@ def test_an_ac1_from_too_few_items_is_marked_not_given_an_interval(client, staff
 
 
 def test_retention_funnel_per_task(world, django_assert_num_queries):
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         funnel = selectors.retention_funnel()
     rows = {r["task"]: [s["n"] for s in r["steps"]] for r in funnel}
     # imported → audited (≥ 1 judgment) → aggregated (current run) → retained

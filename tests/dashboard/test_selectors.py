@@ -1,13 +1,15 @@
 import pytest
 
 from dashboard import selectors
+from dashboard.summaries import summaries_rebuild
 from tests.factories import BatchFactory, ItemFactory, JudgmentFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def test_progress_counts_judgments_and_item_states(world, django_assert_num_queries):
-    with django_assert_num_queries(2):
+    # the page's batches and their count, their tallies, all tallies' sums, the live claims, the last days
+    with django_assert_num_queries(6):
         progress = selectors.progress_by_batch()
     a, b = progress["batches"]
     assert (a.name, a.items, a.done, a.needed) == ("batch-a", 6, 18, 18)
@@ -25,7 +27,8 @@ def test_progress_queries_do_not_grow_with_batches(world, django_assert_num_quer
     for n in range(5):
         ItemFactory(batch=BatchFactory(name=f"extra-{n}"))
     JudgmentFactory()
-    with django_assert_num_queries(2):
+    summaries_rebuild()
+    with django_assert_num_queries(6):
         progress = selectors.progress_by_batch()
     assert len(progress["batches"]) == 8
 
@@ -55,7 +58,7 @@ def test_agreement_flags_low_batches(world, settings):
 
 
 def test_retention_tables_and_change_between_runs(world, django_assert_num_queries):
-    with django_assert_num_queries(4):  # runs, the current results once, the last runs, their results
+    with django_assert_num_queries(2):  # the current cells, the last runs' retention (aggregation.summaries)
         retention = selectors.retention_overview()
     assert retention["overall"] == {"total": 6, "retained": 4, "rate": pytest.approx(4 / 6, abs=1e-6)}
     task = {r["group"]: (r["retained"], r["total"]) for r in retention["task"]}
@@ -92,6 +95,7 @@ def test_retention_counts_audited_items_and_the_change_compares_like_with_like(w
                               n_judgments=1, retained=False)
     ItemResult.objects.create(run=run3, item=world.items["b-2"], batch=world.batch_b, label="", posterior=0.0,
                               n_judgments=0, retained=False)  # never audited
+    summaries_rebuild()
     retention = selectors.retention_overview()
     assert retention["overall"] == {"total": 7, "retained": 3, "rate": pytest.approx(3 / 7, abs=1e-6)}
     latest = retention["runs"][0]
@@ -120,6 +124,7 @@ def test_verifier_outliers_and_gold_accuracy(db, django_assert_num_queries):
     for n in range(24):
         JudgmentFactory(item=ItemFactory(batch=batch, is_gold=n < 3, answer="C"), verifier=fast, label="A",
                         displayed_label="A", seconds_spent=1.0)
+    summaries_rebuild()
     [row] = [p for p in selectors.verifier_stats() if p["username"] == fast.username]
     assert row["gold_judgments"] == 4 and row["gold_accuracy"] == pytest.approx(0.25)
     assert "too fast" in row["outliers"] and "one-letter bias (A)" in row["outliers"]
@@ -142,7 +147,7 @@ def test_adaptive_overlap_spent_vs_fixed_k_max_and_undecided(world, client, staf
 
     batch_queue_sync(batch=world.batch_b)
     adaptive = AdaptiveOverlap.objects.create(batch=world.batch_b, k_min=2, k_max=4, policy={"max_risk": 0.03})
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         [row] = selectors.adaptive_overlap_by_batch()
     assert (row["batch"], row["items"], row["judgments"], row["fixed_k_max_judgments"]) == ("batch-b", 2, 1, 8)
     assert row["share_of_fixed"] == 1 / 8 and row["undecided"] == 2 and not row["settled"]
@@ -170,6 +175,7 @@ def test_staffing_shows_what_each_batch_needs_and_its_exposed_judgments(django_a
     item = batch.items.filter(task="retrospective").first()
     JudgmentFactory(item=item, verifier=people[0], exposed=True)
     JudgmentFactory(item=item, verifier=people[1])
+    summaries_rebuild()
     with django_assert_num_queries(6):  # + the reveals across windows (issue 20) and the items waiting for a usable judgment
         rows = selectors.staffing_by_batch()
     assert rows == [{"batch": "short-b01", "verifiers_needed": 12, "verifiers_available": 2, "short": True,

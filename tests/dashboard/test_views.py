@@ -1,4 +1,5 @@
 import csv
+import re
 import io
 
 import pytest
@@ -9,14 +10,54 @@ from annotation.models import Batch, BatchStatus
 
 pytestmark = pytest.mark.django_db
 
+PAGE_QUERIES = 28  # the session, the user, the sections' versions (one statement) and their summaries: whatever the data
+
+
+def test_the_page_runs_a_fixed_number_of_statements_and_pages_its_tables(client, staff, world, django_assert_num_queries):
+    from dashboard.summaries import summaries_rebuild
+    from tests.factories import BatchFactory, ItemFactory, JudgmentFactory, UserFactory
+
+    client.force_login(staff)
+    with django_assert_num_queries(PAGE_QUERIES):
+        client.get(reverse("dashboard:index"))
+    people = [UserFactory(username=f"many-{n:02d}") for n in range(30)]
+    for n in range(30):
+        item = ItemFactory(batch=BatchFactory(name=f"many-{n:02d}"))
+        JudgmentFactory(item=item, verifier=people[n], label="A", seconds_spent=3.0)
+    summaries_rebuild()
+    with django_assert_num_queries(PAGE_QUERIES):
+        html = client.get(reverse("dashboard:index")).content.decode()
+    assert html.count('<tr data-batch="') == 25 + 1 and "page 1 of 2 (32 rows)" in html
+    assert html.count('<tr data-verifier="') == 25
+    second = client.get(reverse("dashboard:fragment", args=["progress"]) + "?page=2").content.decode()
+    assert "page 2 of 2" in second and 'data-batch="many-29"' in second
+
+
+def test_a_poll_with_the_version_shown_gets_no_content(client, staff, world):
+    client.force_login(staff)
+    url = reverse("dashboard:fragment", args=["progress"])
+    html = client.get(url).content.decode()
+    version = re.search(r'id="progress" hx-get="[^"]*[?&](?:amp;)?v=([0-9a-f]+)"', html).group(1)
+    assert client.get(url, {"v": version}).status_code == 204
+    from tests.factories import JudgmentFactory
+    from verification import tallies
+
+    judgment = JudgmentFactory(item=world.items["b-2"], verifier=world.verifiers[1], label="A")
+    tallies.batch_tallies_refresh(batch_ids=[judgment.batch_id])
+    assert client.get(url, {"v": version}).status_code == 200
+
 
 def test_dashboard_shows_the_fixture_numbers_to_staff(client, staff, world, django_assert_max_num_queries):
     client.force_login(staff)
-    with django_assert_max_num_queries(36):  # 6 of them the staffing table, 3 the retention funnel
+    with django_assert_max_num_queries(PAGE_QUERIES):  # 6 of them the sections' versions
         response = client.get(reverse("dashboard:index"))
     assert response.status_code == 200
     html = response.content.decode()
-    assert 'id="staffing-table"' in html
+    assert 'id="staffing"' in html and 'hx-trigger="revealed"' in html  # loaded when shown
+    staffing = client.get(reverse("dashboard:fragment", args=["staffing"])).content.decode()
+    assert 'id="staffing-table"' in staffing and '<tr data-batch="batch-a"' in staffing
+    groups = client.get(reverse("dashboard:fragment", args=["agreement_groups"])).content.decode()
+    assert 'id="agreement-groups"' in groups and "0.950" in groups  # retrospective × mi, loaded when shown
     assert 'data-testid="judgments-done">19<' in html and 'data-testid="judgments-needed">24<' in html
     assert "0.910" in html and "[0.850, 0.970]" in html
     assert 'data-testid="retained">4<' in html

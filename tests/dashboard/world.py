@@ -111,6 +111,9 @@ def make_world() -> World:
     BatchResult.objects.create(run=failed, batch=batch_a, items=6, judgments=18, retained=0, ac1=0.1)
     pair_tallies.pairs_rebuild()  # made by hand, not through the services: the agreement summaries from scratch
     worker_agreement.worker_agreement_rebuild()
+    from dashboard.summaries import summaries_rebuild  # the factories go around the services that keep them
+
+    summaries_rebuild()
     return w
 
 

@@ -4,6 +4,8 @@ OR with a term per run (bench/scale.py: retention and the release grew with item
 and must select exactly the same rows."""
 import pytest
 
+from dashboard.summaries import summaries_rebuild
+
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
 from releases import selectors
 from tests.factories import BatchFactory, ItemFactory
@@ -24,6 +26,7 @@ def many_runs(world):
                 ItemResult.objects.create(run=run, item=item, batch=batch, label="B", posterior=0.9, mv_label="B",
                                           n_judgments=3 if (n, m) != (0, 0) else 2, retained=keep)
             BatchResult.objects.create(run=run, batch=batch, items=2, judgments=6, retained=1, ac1=0.9)
+    summaries_rebuild()  # the release warnings read the aggregation job's summaries
     return world
 
 

@@ -335,6 +335,11 @@ class Command(BaseCommand):
         if not ReferenceSet.objects.filter(name=DEMO_REFERENCES).exists():
             # Contexts for `crowd` to write reference inferences for (stratified by domain).
             reference_set_create(name=DEMO_REFERENCES, per_context=1, size=min(6, Context.objects.count()), seed=7)
+        # --- issue 23: the staff pages' summaries, recounted (the history above is written around the services)
+        from dashboard.summaries import summaries_rebuild  # noqa: PLC0415
+
+        summaries_rebuild()
+        # --- end issue 23
         summary["people"] = sorted(people) + sorted(sims)
         if as_json:
             self.stdout.write(json.dumps(summary, default=str))

@@ -1,0 +1,175 @@
+"""Retention summaries written by the aggregation job (issue 23): the dashboard reads these, never
+the results of every item.
+
+- `ResultCell`: per succeeded run × batch × task × domain × attribute, retained / total audited results.
+- `CurrentResultCell`: those of the current run of every batch, summed per task × domain × attribute.
+- `RunRetention`: per succeeded run, its retention and the change against the latest earlier
+  results of the same batches.
+- `CurrentWorkerTally`: per verifier, Dawid–Skene accuracy × judgments over the current runs.
+- `ShortResults`: per run × batch × number of judgments, the results (release warnings: those under k).
+- `QueueSlot.aggregated` and the verification tallies' aggregated counts (`verification.tallies`).
+
+`runs_summaries_write` runs in the transaction that makes a run current (`services.aggregation_run_finish`);
+`batches_regolded` when items are marked gold or unmarked (their results leave or join the
+retention tables, at once, not at the next run); `rebuild` recounts everything.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.db.models import Count, F, FloatField, OuterRef, Q, Subquery, Sum
+
+from verification import tallies
+from verification.models import QueueSlot
+
+from .models import (
+    AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, ItemResult, ResultCell, RunRetention, RunStatus, ShortResults,
+    WorkerResult,
+)
+
+CELL_FIELDS = {"task": "item__task", "domain": "item__context__domain_id", "attribute": "item__attribute"}
+
+
+def _ratio(num, den):
+    return num / den if den else None
+
+
+def result_cells_write(*, run_id: int, batch_ids: Iterable[int] | None = None) -> None:
+    """(Re)write the run's cells (of these batches only, if given) from its item results."""
+    results = ItemResult.objects.filter(run_id=run_id, item__is_gold=False, n_judgments__gt=0)
+    cells = ResultCell.objects.filter(run_id=run_id)
+    if batch_ids is not None:
+        results, cells = results.filter(batch_id__in=list(batch_ids)), cells.filter(batch_id__in=list(batch_ids))
+    cells.delete()
+    rows = (results.values("batch_id", *CELL_FIELDS.values()).order_by()
+            .annotate(total=Count("id"), n_retained=Count("id", filter=Q(retained=True))))
+    ResultCell.objects.bulk_create([
+        ResultCell(run_id=run_id, batch_id=r["batch_id"], total=r["total"], retained=r["n_retained"],
+                   **{name: r[field] or "" for name, field in CELL_FIELDS.items()})
+        for r in rows
+    ], batch_size=5000)
+    short = ShortResults.objects.filter(run_id=run_id)
+    results = ItemResult.objects.filter(run_id=run_id, item__is_gold=False)
+    if batch_ids is not None:
+        short, results = short.filter(batch_id__in=list(batch_ids)), results.filter(batch_id__in=list(batch_ids))
+    short.delete()
+    ShortResults.objects.bulk_create([
+        ShortResults(run_id=run_id, batch_id=r["batch_id"], n_judgments=r["n_judgments"], items=r["n"])
+        for r in results.values("batch_id", "n_judgments").order_by().annotate(n=Count("id"))
+    ], batch_size=5000)
+
+
+def current_workers_rebuild() -> None:
+    """Σ accuracy × judgments and Σ judgments per verifier over the current run of every batch."""
+    rows = (WorkerResult.objects.filter(run_id=_latest_run()).values("verifier_id").order_by()
+            .annotate(w=Sum(F("accuracy") * F("n_judgments"), output_field=FloatField()), total=Sum("n_judgments")))
+    CurrentWorkerTally.objects.all().delete()
+    CurrentWorkerTally.objects.bulk_create([CurrentWorkerTally(verifier_id=r["verifier_id"], weighted=r["w"] or 0.0, n=r["total"] or 0)
+                                            for r in rows])
+
+
+def _latest_run(*, before: int | None = None):
+    runs = BatchResult.objects.filter(batch_id=OuterRef("batch_id"), run__status=RunStatus.SUCCEEDED)
+    if before is not None:
+        runs = runs.filter(run_id__lt=before)
+    return Subquery(runs.order_by("-run_id").values("run_id")[:1])
+
+
+def current_cells_rebuild() -> None:
+    """Sum the cells of every batch's current run (the latest succeeded run that aggregated it)."""
+    sums = (ResultCell.objects.filter(run_id=_latest_run()).values(*CELL_FIELDS).order_by(*CELL_FIELDS)
+            .annotate(n=Count("id"), t=Sum("total"), r=Sum("retained")))
+    CurrentResultCell.objects.all().delete()
+    CurrentResultCell.objects.bulk_create([
+        CurrentResultCell(task=s["task"], domain=s["domain"], attribute=s["attribute"], total=s["t"], retained=s["r"])
+        for s in sums
+    ])
+
+
+def run_retention_write(*, run: AggregationRun) -> RunRetention:
+    """The run's retention, and its change on the batches aggregated before it: its rate on them
+    minus the rate of those batches' latest earlier results."""
+    mine: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    by_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for batch_id, task, retained, total in ResultCell.objects.filter(run_id=run.pk).values_list("batch_id", "task", "retained", "total"):
+        mine[batch_id][0] += retained
+        mine[batch_id][1] += total
+        by_task[task][0] += retained
+        by_task[task][1] += total
+    earlier: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    cells = ResultCell.objects.filter(batch_id__in=list(mine), run_id=_latest_run(before=run.pk))
+    for batch_id, retained, total in cells.values_list("batch_id", "retained", "total"):
+        earlier[batch_id][0] += retained
+        earlier[batch_id][1] += total
+    common = set(mine) & set(earlier)
+    change = None
+    if common:
+        before = _ratio(sum(earlier[b][0] for b in common), sum(earlier[b][1] for b in common))
+        now = _ratio(sum(mine[b][0] for b in common), sum(mine[b][1] for b in common))
+        change = None if before is None or now is None else now - before
+    values = {
+        "retained": sum(v[0] for v in mine.values()), "total": sum(v[1] for v in mine.values()),
+        "retro_retained": by_task["retrospective"][0], "retro_total": by_task["retrospective"][1],
+        "prosp_retained": by_task["prospective"][0], "prosp_total": by_task["prospective"][1],
+        "change": change, "change_batches": len(common),
+    }
+    return RunRetention.objects.update_or_create(run=run, defaults=values)[0]
+
+
+def items_aggregated(*, batch_ids: Iterable[int] | None = None) -> set[int]:
+    """Ids of the items with a result in a succeeded run (of these batches)."""
+    results = ItemResult.objects.filter(run__status=RunStatus.SUCCEEDED)
+    if batch_ids is not None:
+        results = results.filter(batch_id__in=list(batch_ids))
+    return set(results.values_list("item_id", flat=True).distinct())
+
+
+def batches_progress_refresh(*, batch_ids: Iterable[int] | None = None) -> None:
+    """Mark the aggregated items' slots and recount the batches' tallies with them."""
+    ids = None if batch_ids is None else sorted(set(batch_ids))
+    aggregated = items_aggregated(batch_ids=ids)
+    slots = QueueSlot.objects.all() if ids is None else QueueSlot.objects.filter(batch_id__in=ids)
+    slots.filter(aggregated=True).exclude(item_id__in=aggregated).update(aggregated=False)
+    slots.filter(aggregated=False, item_id__in=aggregated).update(aggregated=True)
+    tallies.batch_tallies_refresh(batch_ids=ids, aggregated=aggregated)
+
+
+def runs_summaries_write(*, run: AggregationRun) -> None:
+    """A run became current for its batches (in the transaction that made it so)."""
+    result_cells_write(run_id=run.pk)
+    run_retention_write(run=run)
+    current_cells_rebuild()
+    current_workers_rebuild()
+    batches_progress_refresh(batch_ids=BatchResult.objects.filter(run_id=run.pk).values_list("batch_id", flat=True))
+
+
+def batches_regolded(*, item_ids: Iterable[int]) -> None:
+    """Items were marked gold or unmarked: their results leave or join the retention tables now."""
+    from annotation.models import Item  # noqa: PLC0415
+
+    batch_ids = set(Item.objects.filter(pk__in=list(item_ids), batch__isnull=False).values_list("batch_id", flat=True))
+    if not batch_ids:
+        return
+    runs = sorted(set(BatchResult.objects.filter(batch_id__in=batch_ids, run__status=RunStatus.SUCCEEDED)
+                      .values_list("run_id", flat=True)))
+    for run_id in runs:
+        result_cells_write(run_id=run_id, batch_ids=batch_ids)
+    later = AggregationRun.objects.filter(pk__gte=runs[0], status=RunStatus.SUCCEEDED).order_by("pk") if runs else []
+    for run in later:  # a run's change looks back at the earlier results of its batches
+        run_retention_write(run=run)
+    current_cells_rebuild()
+
+
+def rebuild() -> None:
+    """Every retention summary and the aggregated marks, from the results."""
+    ResultCell.objects.all().delete()
+    RunRetention.objects.all().delete()
+    runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("pk"))
+    for run in runs:
+        result_cells_write(run_id=run.pk)
+    for run in runs:
+        run_retention_write(run=run)
+    current_cells_rebuild()
+    current_workers_rebuild()
+    batches_progress_refresh()

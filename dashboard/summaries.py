@@ -1,0 +1,46 @@
+"""Every summary the staff pages read (issue 23), and how to rebuild each from scratch.
+
+The summaries are kept as the work happens (`verification.tallies`, `aggregation.summaries`,
+`review.flag_tallies`); `manage.py summaries_rebuild [--only NAME]` recounts them from their
+sources (after a bulk load that went around the services, or to check them: the test
+`tests/dashboard/test_summaries.py` compares the kept ones with the rebuilt ones).
+"""
+from django.db import transaction
+
+from aggregation import summaries as aggregation_summaries
+from review.flag_tallies import flag_tallies_rebuild
+from verification import tallies
+
+
+def _progress():
+    aggregation_summaries.batches_progress_refresh()
+
+
+def _verifiers():
+    tallies.verifier_tallies_refresh()
+
+
+def _retention():
+    aggregation_summaries.rebuild()
+
+
+# name -> rebuild function, in an order where each may read what the ones before it wrote
+REBUILDERS = {
+    "verifiers": _verifiers,
+    "retention": _retention,  # includes the progress tallies (aggregated items)
+    "progress": _progress,
+    "flags": flag_tallies_rebuild,
+}
+
+
+def summaries_rebuild(*, only: str | None = None) -> list[str]:
+    names = [only] if only else list(REBUILDERS)
+    unknown = [n for n in names if n not in REBUILDERS]
+    if unknown:
+        raise ValueError(f"no summary {unknown[0]!r} (known: {', '.join(REBUILDERS)})")
+    with transaction.atomic():
+        for name in names:
+            if name == "progress" and only is None:
+                continue  # the retention rebuild did it
+            REBUILDERS[name]()
+    return names
