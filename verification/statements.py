@@ -30,7 +30,7 @@ from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
 from accounts.models import Pool
-from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domain, Item, Task, Variant
+from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domain, Item, ItemSummary, Task, Variant
 
 from . import queue
 from .models import Claim, ClaimStatus, Judgment, QueueSlot, QueueTurn
@@ -329,6 +329,16 @@ def _label_sql() -> str:
 JUDGMENT_FIELDS = [f.column for f in Judgment._meta.concrete_fields if f.column != "id"]
 
 
+# --- issue 23: the item summary (h3) ---------------------------------------------------------
+def item_summary_sql() -> str:
+    """The answer statement's CTE counting the stored judgment in its item's summary
+    (`annotation.ItemSummary.judgments`; the step-by-step path: `summaries.item_summary_judged`)."""
+    return f"""item_summary AS (
+    UPDATE {_table(ItemSummary)} SET judgments = judgments + 1 WHERE item_id IN (SELECT item_id FROM ins) RETURNING 1
+)"""
+# --- end issue 23: the item summary ------------------------------------------------------------
+
+
 @cache
 def _judgment_store_sql(exposed_count: bool = False) -> str:
     lease = "make_interval(mins => c.lease_minutes)"
@@ -379,7 +389,8 @@ ans AS (UPDATE {_table(Claim)} SET status = '{ClaimStatus.ANSWERED.value}' WHERE
 slot AS (
     UPDATE {_table(QueueSlot)} SET answered = answered + 1 WHERE item_id IN (SELECT item_id FROM ins{counted})
     RETURNING answered >= needed AS filled
-)
+),
+{item_summary_sql()}
 SELECT ins.*, c.display_order, c.batch_name, (SELECT bool_or(filled) FROM slot), (SELECT count(*) FROM ans)
 FROM ins, c
 """

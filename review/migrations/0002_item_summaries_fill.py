@@ -1,0 +1,27 @@
+"""Fill the item summaries made by annotation's `item_summary` migration from their sources
+(judgments, current aggregates, flags, decisions): the code of the rebuild, run once."""
+from django.db import migrations
+
+
+def fill(apps, schema_editor):
+    from aggregation.summaries import item_summaries_results_refresh
+    from verification.summaries import item_summaries_judgments_refresh
+
+    from review.item_summaries import item_summaries_decision_refresh, item_summaries_flags_refresh
+
+    item_summaries_judgments_refresh()
+    item_summaries_results_refresh()
+    item_summaries_flags_refresh()
+    item_summaries_decision_refresh()
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("review", "0001_initial"),
+        ("annotation", "0009_item_summary"),
+        ("aggregation", "0004_item_result_n_agree"),
+        ("verification", "0008_lean_queue"),
+    ]
+
+    operations = [migrations.RunPython(fill, migrations.RunPython.noop)]
