@@ -23,7 +23,8 @@ def _current(field: str, output):
                      then=Cast("n_agree", FloatField()) / Cast("n_judgments", FloatField())),
                 default=Value(-1.0), output_field=FloatField(),
             ),
-            disagrees=ExpressionWrapper(~Q(label=F("item__answer")), output_field=BooleanField()),
+            # an aggregate without a label (no judgment) disagrees with nothing
+            disagrees=ExpressionWrapper(~Q(label=F("item__answer")) & ~Q(label=""), output_field=BooleanField()),
         )
         .values(field)[:1]
     )

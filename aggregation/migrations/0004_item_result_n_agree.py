@@ -10,11 +10,13 @@ def n_agree_backfill(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("""
-        UPDATE aggregation_itemresult r SET n_agree = (
-            SELECT count(*) FROM verification_judgment j JOIN accounts_user u ON u.id = j.verifier_id
-            WHERE j.item_id = r.item_id AND j.label = r.label AND NOT u.excluded_from_aggregation
-        ) WHERE r.n_agree IS NULL
+        UPDATE aggregation_itemresult r SET n_agree = a.n
+        FROM (SELECT j.item_id, j.label, count(*) AS n FROM verification_judgment j
+              JOIN accounts_user u ON u.id = j.verifier_id WHERE NOT u.excluded_from_aggregation
+              GROUP BY j.item_id, j.label) a
+        WHERE a.item_id = r.item_id AND a.label = r.label AND r.n_agree IS NULL
     """)
+    schema_editor.execute("UPDATE aggregation_itemresult SET n_agree = 0 WHERE n_agree IS NULL")
 
 
 class Migration(migrations.Migration):

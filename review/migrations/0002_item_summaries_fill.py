@@ -1,18 +1,12 @@
 """Fill the item summaries made by annotation's `item_summary` migration from their sources
-(judgments, current aggregates, flags, decisions): the code of the rebuild, run once."""
+(judgments, current aggregates, flags, decisions): the rebuild, run once."""
 from django.db import migrations
 
 
 def fill(apps, schema_editor):
-    from aggregation.summaries import item_summaries_results_refresh
-    from verification.summaries import item_summaries_judgments_refresh
+    from review.item_summaries import item_summaries_rebuild
 
-    from review.item_summaries import item_summaries_decision_refresh, item_summaries_flags_refresh
-
-    item_summaries_judgments_refresh()
-    item_summaries_results_refresh()
-    item_summaries_flags_refresh()
-    item_summaries_decision_refresh()
+    item_summaries_rebuild()
 
 
 class Migration(migrations.Migration):
