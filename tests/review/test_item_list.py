@@ -116,7 +116,7 @@ def test_count_is_capped(world, monkeypatch):
 def test_the_page_lists_sorts_and_pages_in_a_fixed_number_of_statements(world, client, staff, django_assert_max_num_queries):
     client.force_login(staff)
     url = reverse("review:items")
-    with django_assert_max_num_queries(6):  # session, user, batch, count, page (+ savepoint slack)
+    with django_assert_max_num_queries(6):  # session, user, batch, count, page, its items
         response = client.get(url, {"batch": "mi-b01", "sort": "judgments", "dir": "desc", "size": 5})
     assert response.status_code == 200
     html = response.content.decode()
