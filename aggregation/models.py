@@ -58,6 +58,7 @@ class ItemResult(models.Model):
     posterior = models.FloatField()
     mv_label = models.CharField(max_length=10, blank=True)
     n_judgments = models.PositiveIntegerField()
+    n_agree = models.PositiveIntegerField(null=True, blank=True, help_text="of those judgments, how many agree with `label`")
     retained = models.BooleanField(db_index=True)
 
     class Meta:

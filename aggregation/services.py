@@ -32,6 +32,7 @@ from . import selectors, summaries, worker_agreement
 from .agreement import agreement_summary
 from .dawid_skene import fit_batch, retained
 from .models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
+from .item_summaries import item_summaries_run_apply
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,8 @@ def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
     items["posterior"] = fit.posterior.reindex(items.index).fillna(0.0)
     items["mv_label"] = fit.mv_labels.reindex(items.index).fillna(NO_LABEL)
     items["n_judgments"] = fit.n_judgments.reindex(items.index).fillna(0).astype(int)
+    agrees = pd.Series(frame["label"].to_numpy() == items["label"].reindex(frame["task"]).to_numpy(), index=frame["task"].to_numpy())
+    items["n_agree"] = agrees.groupby(level=0).sum().reindex(items.index).fillna(0).astype(int)
     items["retained"] = (~items["is_gold"]) & retained(items["label"], items["posterior"], items["answer"], threshold)
 
     # Agreement over the benchmark's (non-gold) items, per batch and per task × domain.
@@ -254,7 +257,7 @@ def batch_compute(*, batch_id: int, run_settings: dict) -> dict:
     }
 
 
-ITEM_RESULT_COLUMNS = ("run", "item", "batch", "label", "posterior", "mv_label", "n_judgments", "retained")
+ITEM_RESULT_COLUMNS = ("run", "item", "batch", "label", "posterior", "mv_label", "n_judgments", "n_agree", "retained")
 
 
 def _item_results_insert(rows) -> None:
@@ -304,6 +307,7 @@ def _batch_write(*, run_id: int, batch_id: int, run_settings: dict) -> dict:
                 items["posterior"].astype(float).tolist(),
                 items["mv_label"].tolist(),
                 items["n_judgments"].astype(int).tolist(),
+                items["n_agree"].astype(int).tolist(),
                 items["retained"].astype(bool).tolist(),
             )
         )
@@ -354,6 +358,7 @@ def aggregation_run_finish(*, run_id: int) -> AggregationRun:
         run.summary = selectors.run_summary(run=run)
         run.save(update_fields=["summary"])
         summaries.runs_summaries_write(run=run)  # issue 23: the retention and progress summaries
+        item_summaries_run_apply(run_id=run.pk)  # issue 23: the item list's summaries
     return run
 
 
@@ -459,6 +464,7 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
     from annotation.models import Item, Variant
     from verification import tallies
     from verification.models import Judgment
+    from verification.summaries import item_summaries_judgments_refresh
 
     path = Path(path)
     name = str(path)
@@ -577,6 +583,8 @@ def judgments_import(*, path, max_errors: int = 50) -> dict:
         pair_tallies.pairs_rebuild(batch_ids={j.batch_id for j in to_create})  # issue 23: agreement between verifiers
         tallies.batch_tallies_refresh(batch_ids={j.batch_id for j in to_create})  # issue 23: the summaries
         tallies.verifier_tallies_refresh(verifier_ids={j.verifier_id for j in to_create})
+        for start in range(0, len(to_create), IMPORT_CHUNK):  # issue 23: the item list's summaries
+            item_summaries_judgments_refresh(item_ids=sorted({j.item_id for j in to_create[start : start + IMPORT_CHUNK]}))
     return {
         "file": name,
         "rows": len(rows),

@@ -294,3 +294,57 @@ class ImportedFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.importer} {self.name} {self.sha256[:12]}"
+
+
+# --- item summaries (issue 23: the staff's item list at any size) -------------------------
+
+
+class ItemSummary(models.Model):
+    """One row per item with what the staff's item list sorts and filters on, kept up to date
+    where its sources change, so the list reads one small row per item and never a pass over
+    judgments, results, flags or decisions:
+
+    - the row itself: made by a database trigger when an item is inserted (any path, COPY
+      included), its batch and kind refreshed when the item row changes (migration `item_summary`);
+    - `judgments`: the answer statement (`verification.statements.item_summary_sql`), the
+      step-by-step answer and the judgments import;
+    - the aggregate (`label`, `posterior`, `n_agree`, `agreement`, `retained`, `disagrees`):
+      when an aggregation run becomes current for its batches;
+    - `flags_open` / `flags_total` and `decision`: the review services.
+
+    `review.item_summaries.item_summaries_rebuild` makes them all again from their sources;
+    a test checks the two agree after a random history. `posterior` and `agreement` are -1
+    for an item without a current aggregate (a sort key without NULLs keeps keyset pages simple).
+    """
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True, related_name="summary")
+    batch = models.ForeignKey(Batch, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_constraint=False)
+    domain = models.CharField(max_length=10)
+    task = models.CharField(max_length=15)
+    attribute = models.CharField(max_length=10)
+    variant = models.CharField(max_length=15)
+    judgments = models.PositiveIntegerField(default=0)
+    flags_open = models.PositiveIntegerField(default=0)
+    flags_total = models.PositiveIntegerField(default=0)
+    label = models.CharField(max_length=10, blank=True, help_text="the current aggregate's label ('' without one)")
+    posterior = models.FloatField(default=-1.0, help_text="the current aggregate's posterior; -1 without one")
+    n_agree = models.PositiveIntegerField(null=True, blank=True, help_text="judgments the aggregate counted that agree with its label")
+    agreement = models.FloatField(default=-1.0, help_text="n_agree / judgments the aggregate counted; -1 without one")
+    retained = models.BooleanField(null=True, blank=True)
+    disagrees = models.BooleanField(null=True, blank=True, help_text="the aggregate's label is not the intended answer")
+    decision = models.CharField(max_length=4, blank=True, help_text="the staff decision in force ('' none, keep, drop)")
+
+    class Meta:
+        ordering = ["item"]
+        indexes = [
+            models.Index(fields=["posterior", "item"], name="item_summary_posterior"),
+            models.Index(fields=["agreement", "item"], name="item_summary_agreement"),
+            models.Index(fields=["judgments", "item"], name="item_summary_judgments"),
+            models.Index(fields=["flags_open", "item"], name="item_summary_flags"),
+            models.Index(fields=["decision", "item"], name="item_summary_decision"),
+            models.Index(fields=["batch", "posterior", "item"], name="item_summary_batch_posterior"),
+            models.Index(fields=["batch", "item"], name="item_summary_batch"),
+        ]
+
+    def __str__(self) -> str:
+        return f"summary of {self.item_id}"

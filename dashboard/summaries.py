@@ -1,15 +1,18 @@
 """Every summary the staff pages read (issue 23), and how to rebuild each from scratch.
 
-The summaries are kept as the work happens (`verification.tallies`, `aggregation.summaries`,
-`review.flag_tallies`); `manage.py summaries_rebuild [--only NAME]` recounts them from their
+The summaries are kept as the work happens (`verification.tallies`, `verification.pair_tallies`,
+`aggregation.summaries`, `aggregation.worker_agreement`, `review.flag_tallies`, `review.item_summaries`); `manage.py summaries_rebuild [--only NAME]` recounts them from their
 sources (after a bulk load that went around the services, or to check them: the test
 `tests/dashboard/test_summaries.py` compares the kept ones with the rebuilt ones).
 """
 from django.db import transaction
 
 from aggregation import summaries as aggregation_summaries
+from aggregation.worker_agreement import worker_agreement_rebuild
 from review.flag_tallies import flag_tallies_rebuild
+from review.item_summaries import item_summaries_rebuild
 from verification import tallies
+from verification.pair_tallies import pairs_rebuild
 
 
 def _progress():
@@ -30,6 +33,9 @@ REBUILDERS = {
     "retention": _retention,  # includes the progress tallies (aggregated items)
     "progress": _progress,
     "flags": flag_tallies_rebuild,
+    "pairs": pairs_rebuild,  # agreement between verifiers, seconds per judgment (/review/verifiers/)
+    "worker_agreement": worker_agreement_rebuild,  # agreement with the consensus per verifier
+    "items": item_summaries_rebuild,  # one row per item (/review/items/)
 }
 
 

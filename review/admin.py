@@ -2,6 +2,7 @@
 listed for search, and written through the review pages (the services keep their rules)."""
 from django.contrib import admin
 
+from .item_summaries import item_summaries_flags_refresh
 from .models import Adjudication, Flag, Guideline, GuidelineExample
 
 
@@ -36,6 +37,10 @@ class FlagAdmin(admin.ModelAdmin):
     search_fields = ["item__item_id", "comment"]
     list_select_related = ["item", "flagged_by", "handled_by"]
     readonly_fields = ["item", "flagged_by", "reason", "comment", "created_at", "handled_by", "handled_at"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        item_summaries_flags_refresh(item_ids=[obj.item_id])  # the item list's counts (issue 23)
 
 
 @admin.register(Adjudication)

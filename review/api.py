@@ -12,7 +12,8 @@ from accounts.permissions import IsProjectStaff
 from annotation.models import Batch
 from dialtom_site.parsers import StrictJSONParser
 
-from . import selectors, services, verifier_agreement
+from . import item_list, selectors, services, verifier_agreement
+from .forms import ItemFilterForm
 from .models import EXAMPLE_TOPICS, Adjudication, Decision
 
 
@@ -134,3 +135,77 @@ class VerifierPairsApi(APIView):
         pairs = verifier_agreement.verifier_pairs(batch=request.query_params.get("batch", "").strip(),
                                                   task=request.query_params.get("task", ""))
         return Response(VerifierPairSerializer(pairs, many=True).data)
+
+
+# --- issue 23: the item list (h3) -----------------------------------------------------------------
+
+
+class ItemRowSerializer(serializers.Serializer):
+    item_id = serializers.CharField()
+    batch = serializers.CharField(allow_null=True)
+    domain = serializers.CharField()
+    task = serializers.CharField()
+    attribute = serializers.CharField()
+    variant = serializers.CharField()
+    intended = serializers.CharField(help_text="the intended answer")
+    judgments = serializers.IntegerField()
+    flags_open = serializers.IntegerField()
+    flags_total = serializers.IntegerField()
+    label = serializers.CharField(allow_null=True, help_text="the current aggregate's label (null: not aggregated)")
+    posterior = serializers.FloatField(allow_null=True)
+    n_agree = serializers.IntegerField(allow_null=True, help_text="judgments the aggregate counted that agree with its label")
+    agreement = serializers.FloatField(allow_null=True, help_text="n_agree / judgments the aggregate counted")
+    retained = serializers.BooleanField(allow_null=True)
+    disagrees = serializers.BooleanField(allow_null=True, help_text="the aggregate's label is not the intended answer")
+    decision = serializers.CharField(allow_null=True, help_text="the staff decision in force: keep, drop or null")
+
+
+class ItemListSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text=f"items matching, counted up to {item_list.COUNT_CAP:,}")
+    count_capped = serializers.BooleanField(help_text=f"more than {item_list.COUNT_CAP:,} match")
+    next = serializers.CharField(allow_null=True, help_text="the next page's URL")
+    previous = serializers.CharField(allow_null=True, help_text="the previous page's URL")
+    results = ItemRowSerializer(many=True)
+
+
+def _filter_parameters() -> list[OpenApiParameter]:
+    form = ItemFilterForm()
+    out = []
+    for name, field in form.fields.items():
+        choices = [c for c, _ in getattr(field, "choices", []) if c]
+        kind = float if name.startswith("posterior") else (int if name == "size" else str)
+        out.append(OpenApiParameter(name, kind, required=False, enum=choices or None, description=str(field.help_text or "")))
+    return out
+
+
+class ItemListApi(APIView):
+    """The staff's item list: the same filters, sort and keyset pages as `/review/items/`."""
+
+    permission_classes = [IsProjectStaff]
+
+    @extend_schema(parameters=_filter_parameters(),
+                   responses={200: ItemListSerializer, 400: OpenApiResponse(description="parameter: reason (unknown parameter, bad value, stale cursor)")},
+                   summary="Items with their judgments, aggregate, flags and decision: filtered, sorted, keyset pages (staff)")
+    def get(self, request):
+        form = ItemFilterForm(request.query_params, known_only=True)
+        if not form.is_valid():
+            return Response({field: list(errors) for field, errors in form.errors.items()}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            page = item_list.item_page(filters=form.cleaned_data)
+        except item_list.BadCursor as exc:
+            return Response({"after" if form.cleaned_data.get("after") else "before": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+
+        def url(key: str, cursor: str | None) -> str | None:
+            if cursor is None:
+                return None
+            params = request.query_params.copy()
+            params.pop("after", None)
+            params.pop("before", None)
+            params[key] = cursor
+            return request.build_absolute_uri(request.path + "?" + params.urlencode())
+
+        return Response({
+            "count": page.total, "count_capped": page.capped,
+            "next": url("after", page.next), "previous": url("before", page.previous),
+            "results": [item_list.item_row(row) for row in page.rows],
+        })

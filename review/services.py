@@ -13,6 +13,7 @@ from annotation.models import Batch, Item
 from verification.models import Claim, ClaimStatus, Judgment
 
 from .flag_tallies import flag_moved
+from .item_summaries import item_summaries_decision_refresh, item_summaries_flags_refresh
 from .models import EXAMPLE_TOPICS, Adjudication, Decision, Flag, FlagReason, FlagStatus, Guideline, GuidelineExample
 
 MAX_TEXT = 20_000
@@ -80,6 +81,7 @@ def flag_submit(*, verifier: User, claim_id: uuid.UUID | str, reason: str, comme
         defaults={"reason": reason, "comment": comment, "status": FlagStatus.OPEN, "handled_by": None, "handled_at": None, "note": ""},
     )
     flag_moved(before=before, after=FlagStatus.OPEN)  # issue 23: the counts per status
+    item_summaries_flags_refresh(item_ids=[claim.item_id])
     return flag
 
 
@@ -97,6 +99,7 @@ def flag_handle(*, flag_id: int, status: str, staff: User, note: str = "") -> Fl
     flag.handled_at = timezone.now()
     flag.note = (note or "").strip()
     flag.save(update_fields=["status", "handled_by", "handled_at", "note"])
+    item_summaries_flags_refresh(item_ids=[flag.item_id])
     return flag
 
 
@@ -119,4 +122,35 @@ def adjudication_record(*, item_id: str, decision: str, reason: str, staff: User
         status=FlagStatus.RESOLVED, handled_by=staff, handled_at=timezone.now(), note=f"adjudicated: {decision}"
     )
     flag_moved(before=FlagStatus.OPEN, after=FlagStatus.RESOLVED, n=resolved)
+    item_summaries_decision_refresh(item_ids=[item.pk])
+    item_summaries_flags_refresh(item_ids=[item.pk])
     return adjudication
+
+
+# --- issue 23: bulk actions of the item list (h3) -----------------------------------------------
+
+
+@transaction.atomic
+def adjudications_record_bulk(*, item_ids: list[str], decision: str, reason: str, staff: User) -> list[Adjudication]:
+    """Keep or drop the items named, with one reason, each as `adjudication_record` does: all or
+    none (an unknown or gold item refuses the lot, naming it)."""
+    decisions = []
+    for item_id in sorted(set(item_ids)):
+        try:
+            decisions.append(adjudication_record(item_id=item_id, decision=decision, reason=reason, staff=staff))
+        except ValidationError as exc:
+            messages = exc.message_dict if hasattr(exc, "error_dict") else {"item": exc.messages}
+            raise ValidationError({field: [f"{item_id}: {m}" for m in found] for field, found in messages.items()}) from None
+    return decisions
+
+
+@transaction.atomic
+def flags_resolve(*, item_ids: list[str], staff: User, note: str = "") -> int:
+    """Resolve the open flags of the items named; returns how many flags."""
+    items = list(Item.objects.filter(item_id__in=sorted(set(item_ids))).order_by("pk").values_list("pk", flat=True))
+    resolved = Flag.objects.filter(item_id__in=items, status=FlagStatus.OPEN).update(
+        status=FlagStatus.RESOLVED, handled_by=staff, handled_at=timezone.now(), note=(note or "").strip() or "resolved in bulk"
+    )
+    flag_moved(before=FlagStatus.OPEN, after=FlagStatus.RESOLVED, n=resolved)  # the counts per status
+    item_summaries_flags_refresh(item_ids=items)
+    return resolved

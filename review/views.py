@@ -3,23 +3,25 @@
 Verifiers: a batch's guidelines, and flagging the item in hand (htmx; plain POST works too).
 Staff: the flag queue, the item list and drill-down with adjudication, agreement per verifier."""
 import csv
+import io
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.models import Batch
+from annotation.models import Batch, Item
 from accounts.permissions import staff_required
 from dialtom_site.errors import validation_text
 from verification import selectors as verification_selectors
 
+from . import item_list as item_list_reads
 from . import selectors, services, verifier_agreement
-from .forms import AdjudicationForm, FlagForm, FlagHandleForm
+from .forms import ITEM_SORTS, AdjudicationForm, FlagForm, FlagHandleForm, ItemBulkForm, ItemFilterForm
 from .models import EXAMPLE_TOPICS, FlagStatus
 
 
@@ -97,11 +99,91 @@ FLAGS_PAGE = 50
 
 @staff_required(area="The review pages")
 def item_list(request):
-    q, batch, only = request.GET.get("q", "").strip(), request.GET.get("batch", ""), request.GET.get("only", "")
-    return render(request, "review/items.html", {
-        "rows": selectors.items_search(q=q, batch=batch, only=only), "q": q, "batch": batch, "only": only,
-        "batches": selectors.batch_names(),
-    })
+    """The item list at any size (issue 23): filters, sort, keyset pages, a capped total; `q`
+    jumps to an item by its id."""
+    q = request.GET.get("q", "").strip()
+    if q:
+        if Item.objects.filter(item_id=q).exists():
+            return redirect("review:item", item_id=q)
+        messages.error(request, f"No item {q!r}.")
+    form = ItemFilterForm(request.GET or None)
+    page, status = None, 200
+    if form.is_bound and not form.is_valid():
+        status = 400
+    else:
+        try:
+            page = item_list_reads.item_page(filters=form.cleaned_data if form.is_bound else {})
+        except item_list_reads.BadCursor as exc:
+            form.add_error(None, f"That page link is no longer valid ({exc}): start from the first page.")
+            status = 400
+    return render(request, "review/items.html", {"form": form, "page": page, **_item_list_links(request, page)},
+                  status=status)
+
+
+def _item_list_links(request, page) -> dict:
+    """Links of the list page: the next and previous pages, each sort (its direction toggled), the query to come back to."""
+    params = request.GET.copy()
+    for key in ("after", "before", "q"):
+        params.pop(key, None)
+    links = {"back": params.urlencode()}
+    if page is not None:
+        links["total_text"] = f"{page.total:,}{'+' if page.capped else ''}"
+        for name, cursor in (("next_url", page.next), ("previous_url", page.previous)):
+            if cursor:
+                there = params.copy()
+                there["after" if name == "next_url" else "before"] = cursor
+                links[name] = "?" + there.urlencode()
+        sorts = []
+        for sort in ITEM_SORTS:
+            there = params.copy()
+            there["sort"] = sort
+            there["dir"] = "asc" if sort == page.sort and page.descending else ("desc" if sort == page.sort else "asc")
+            sorts.append({"name": sort, "url": "?" + there.urlencode(), "current": sort == page.sort})
+        links["sorts"] = sorts
+    return links
+
+
+@staff_required(area="The review pages")
+@require_POST
+def item_bulk(request):
+    """A bulk action on the items ticked on a page of the list: keep or drop them with one
+    reason, resolve their open flags, or export them as CSV."""
+    form = ItemBulkForm(request.POST)
+    back = reverse("review:items") + "?" + (request.POST.get("back", "") if "/" not in request.POST.get("back", "") else "")
+    if not form.is_valid():
+        messages.error(request, "Nothing done: " + "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()))
+        return redirect(back)
+    ids, action = form.cleaned_data["item"], form.cleaned_data["action"]
+    if action == "export":
+        return _items_csv(ids)
+    try:
+        if action == "resolve":
+            n = services.flags_resolve(item_ids=ids, staff=request.user, note=form.cleaned_data["reason"])
+            messages.success(request, f"{n} open flag{'s' if n != 1 else ''} resolved on {len(ids)} items.")
+        else:
+            services.adjudications_record_bulk(item_ids=ids, decision=action, reason=form.cleaned_data["reason"], staff=request.user)
+            messages.success(request, f"{len(ids)} items: {action} recorded; the next release honours it.")
+    except ValidationError as exc:
+        messages.error(request, f"Nothing done: {validation_text(exc)}")
+    return redirect(back)
+
+
+def _items_csv(item_ids: list[str]) -> StreamingHttpResponse:
+    def lines():
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=item_list_reads.EXPORT_COLUMNS)
+        writer.writeheader()
+        for row in item_list_reads.items_export(item_ids=item_ids):
+            writer.writerow(row)
+            if buffer.tell() > 65536:
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+        yield buffer.getvalue()
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="items.csv"'
+    return response
 
 
 @staff_required(area="The review pages")

@@ -30,7 +30,7 @@ from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
 from accounts.models import Pool
-from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domain, Item, Task, Variant
+from annotation.models import OPTION_LETTERS, Batch, BatchStatus, Context, Domain, Item, ItemSummary, Task, Variant
 
 from . import queue, tallies
 from .models import Claim, ClaimStatus, Judgment, QueueSlot, QueueTurn
@@ -330,6 +330,16 @@ def _label_sql() -> str:
 JUDGMENT_FIELDS = [f.column for f in Judgment._meta.concrete_fields if f.column != "id"]
 
 
+# --- issue 23: the item summary (h3) ---------------------------------------------------------
+def item_summary_sql() -> str:
+    """The answer statement's CTE counting the stored judgment in its item's summary
+    (`annotation.ItemSummary.judgments`; the step-by-step path: `summaries.item_summary_judged`)."""
+    return f"""item_summary AS (
+    UPDATE {_table(ItemSummary)} SET judgments = judgments + 1 WHERE item_id IN (SELECT item_id FROM ins) RETURNING 1
+)"""
+# --- end issue 23: the item summary ------------------------------------------------------------
+
+
 @cache
 def _judgment_store_sql(exposed_count: bool = False) -> str:
     lease = "make_interval(mins => c.lease_minutes)"
@@ -385,6 +395,8 @@ slot AS (
 ){pair_tallies_sql()},
 -- issue 23: the summaries, in the same statement (verification/tallies.py)
 {tallies.tallies_sql()}
+,
+{item_summary_sql()}
 SELECT ins.*, c.display_order, c.batch_name, (SELECT bool_or(filled) FROM slot), (SELECT count(*) FROM ans)
 FROM ins, c
 """

@@ -20,7 +20,8 @@ def fill(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("verification", "0012_issue23_review_indexes"),
-        ("aggregation", "0005_issue23_retention_summaries"),
+        ("aggregation", "0006_item_result_n_agree"),
+        ("annotation", "0010_item_summary"),
     ]
 
     operations = [migrations.RunPython(fill, migrations.RunPython.noop)]

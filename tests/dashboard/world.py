@@ -13,9 +13,7 @@ Judgments done 19 of 24 needed.
 import uuid
 from dataclasses import dataclass, field
 
-from aggregation import worker_agreement
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, WorkerResult
-from verification import pair_tallies
 from annotation.models import Domain
 from references.models import (
     AssignmentStatus,
@@ -109,8 +107,6 @@ def make_world() -> World:
     make_references(context=mi1)
     failed = AggregationRun.objects.create(status=RunStatus.FAILED, error="boom")
     BatchResult.objects.create(run=failed, batch=batch_a, items=6, judgments=18, retained=0, ac1=0.1)
-    pair_tallies.pairs_rebuild()  # made by hand, not through the services: the agreement summaries from scratch
-    worker_agreement.worker_agreement_rebuild()
     from dashboard.summaries import summaries_rebuild  # the factories go around the services that keep them
 
     summaries_rebuild()

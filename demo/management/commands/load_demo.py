@@ -43,6 +43,7 @@ from demo.services import DEMO_DATA_DIR, demo_data_load
 from releases import services as release_services
 from releases.models import Release
 from review import services as review_services
+from review.item_summaries import item_summaries_flags_refresh
 from review.models import Flag, FlagStatus
 from scoring import services as scoring_services
 from scoring.models import ModelRun
@@ -221,6 +222,7 @@ def _flags(history: dict, *, admin: User) -> int:
         else:
             flag = Flag.objects.create(item_id=judgment.item_id, flagged_by=judgment.verifier,
                                        reason=spec["reason"], comment=spec["comment"])
+            item_summaries_flags_refresh(item_ids=[judgment.item_id])  # issue 23: as flag_submit does
         made += 1
         if spec["status"] != FlagStatus.OPEN:
             review_services.flag_handle(flag_id=flag.pk, status=spec["status"], staff=admin, note=spec.get("note", ""))

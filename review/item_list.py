@@ -1,0 +1,195 @@
+"""Reads of the staff's item list at any size (issue 23): one `annotation.ItemSummary` row per
+item, filtered, sorted and paged by keyset (never OFFSET), with a total counted up to a cap.
+
+A page is a fixed number of statements whatever the size of the data: the batch named in
+the filters (when there is one), the count (a LIMITed subquery), the page (LIMIT size + 1 on
+an index of the sort key, the item id breaking ties), its items by primary key. The page and `GET /api/v1/items/`
+both read `ItemFilterForm`'s cleaned data through `item_page`."""
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
+
+from annotation.models import Item, ItemSummary
+
+COUNT_CAP = 10_000
+PAGE_SIZE = 50
+# sort name -> the summary's column (each has an index `(column, item_id)`)
+SORT_COLUMNS = {
+    "posterior": "posterior",
+    "agreement": "agreement",
+    "judgments": "judgments",
+    "flags": "flags_open",
+    "decision": "decision",
+    "item": None,
+}
+DEFAULT_SORT = "posterior"
+
+
+class BadCursor(ValueError):
+    pass
+
+
+def cursor_encode(value, pk: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps([value, pk], separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def cursor_decode(text: str, *, sort: str) -> tuple:
+    try:
+        value, pk = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (ValueError, TypeError) as exc:
+        raise BadCursor("not a cursor of this list") from exc
+    kind = str if sort == "decision" else (type(None) if sort == "item" else (int, float))
+    if not isinstance(pk, int) or not isinstance(value, kind) or isinstance(value, bool):
+        raise BadCursor("not a cursor of this sort")
+    return value, pk
+
+
+def items_filtered(*, filters: dict) -> QuerySet[ItemSummary]:
+    """The summaries the filters (`ItemFilterForm.cleaned_data`) let through."""
+    rows = ItemSummary.objects.all()
+    if filters.get("batch"):
+        rows = rows.filter(batch_id=filters["batch"].pk)
+    for field in ("domain", "task", "attribute", "variant"):
+        if filters.get(field):
+            rows = rows.filter(**{field: filters[field]})
+    for field in ("retained", "disagrees"):
+        if filters.get(field):
+            rows = rows.filter(**{field: filters[field] == "yes"})
+    low, high = filters.get("posterior_min"), filters.get("posterior_max")
+    if low is not None or high is not None:
+        rows = rows.filter(posterior__gte=max(low or 0.0, 0.0))  # -1: no aggregate, never in a range
+        if high is not None:
+            rows = rows.filter(posterior__lte=high)
+    if filters.get("flagged") == "yes":
+        rows = rows.filter(flags_open__gt=0)
+    elif filters.get("flagged") == "no":
+        rows = rows.filter(flags_open=0)
+    decided = filters.get("decided")
+    if decided == "yes":
+        rows = rows.exclude(decision="")
+    elif decided == "no":
+        rows = rows.filter(decision="")
+    elif decided in ("keep", "drop"):
+        rows = rows.filter(decision=decided)
+    return rows
+
+
+def items_count(rows: QuerySet[ItemSummary]) -> tuple[int, bool]:
+    """(how many, whether there are more than COUNT_CAP): one statement reading at most COUNT_CAP + 1 index entries."""
+    n = rows.order_by()[: COUNT_CAP + 1].count()
+    return min(n, COUNT_CAP), n > COUNT_CAP
+
+
+@dataclass(frozen=True)
+class ItemPage:
+    rows: list[ItemSummary]
+    total: int
+    capped: bool  # more than `total` (COUNT_CAP) items match
+    next: str | None  # cursor of the next page
+    previous: str | None  # cursor of the page before
+    sort: str
+    descending: bool
+
+
+def _key(row: ItemSummary, column: str | None):
+    return None if column is None else getattr(row, column)
+
+
+def item_page(*, filters: dict, count: bool = True) -> ItemPage:
+    """One page of the list: `filters` also carry `sort`, `dir`, `after` / `before` (cursors) and `size`.
+    Raises BadCursor for a cursor this list did not make."""
+    sort = filters.get("sort") or DEFAULT_SORT
+    descending = filters.get("dir") == "desc"
+    size = filters.get("size") or PAGE_SIZE
+    column = SORT_COLUMNS[sort]
+    rows = items_filtered(filters=filters)
+    total, capped = items_count(rows) if count else (0, False)
+    after, before = filters.get("after"), filters.get("before")
+    backwards = bool(before)
+    cursor = cursor_decode(before or after, sort=sort) if (before or after) else None
+    forward_desc = descending != backwards  # the order this query walks the index in
+    if cursor is not None:
+        value, pk = cursor
+        op = "<" if forward_desc else ">"
+        table = ItemSummary._meta.db_table
+        if column is None:
+            rows = rows.filter(RawSQL(f'"{table}"."item_id" {op} %s', (pk,), output_field=BooleanField()))
+        else:  # a row comparison: PostgreSQL walks the `(column, item_id)` index from the cursor on
+            rows = rows.filter(RawSQL(f'("{table}"."{column}", "{table}"."item_id") {op} (%s, %s)', (value, pk),
+                                      output_field=BooleanField()))
+    order = [f"-{c}" if forward_desc else c for c in ([column] if column else []) + ["item_id"]]
+    got = list(
+        rows.select_related("batch")
+        .only(*[f.name for f in ItemSummary._meta.concrete_fields if f.name not in ("batch",)], "batch__name")
+        .order_by(*order)[: size + 1]
+    )
+    # the page's items by primary key, in a statement of their own: joined into the page's
+    # statement, PostgreSQL may hash the whole item table before the LIMIT
+    items = Item.objects.filter(pk__in=[row.item_id for row in got]).only("item_id", "answer", "is_gold").in_bulk()
+    for row in got:
+        row.item = items[row.item_id]
+    more = len(got) > size
+    got = got[:size]
+    if backwards:
+        got.reverse()
+    first, last = (got[0], got[-1]) if got else (None, None)
+    has_next = (more if not backwards else True) and last is not None
+    has_previous = (bool(cursor) if not backwards else more) and first is not None
+    return ItemPage(
+        rows=got, total=total, capped=capped, sort=sort, descending=descending,
+        next=cursor_encode(_key(last, column), last.item_id) if has_next else None,
+        previous=cursor_encode(_key(first, column), first.item_id) if has_previous else None,
+    )
+
+
+EXPORT_COLUMNS = ("item_id", "batch", "domain", "task", "attribute", "variant", "intended", "judgments", "flags_open",
+                  "flags_total", "label", "posterior", "n_agree", "agreement", "retained", "disagrees", "decision")
+
+
+def item_row(row: ItemSummary) -> dict:
+    """One item of the list as the API and the CSV give it (no aggregate: its fields are null)."""
+    aggregated = row.posterior >= 0
+    return {
+        "item_id": row.item.item_id,
+        "batch": row.batch.name if row.batch_id else None,
+        "domain": row.domain,
+        "task": row.task,
+        "attribute": row.attribute,
+        "variant": row.variant,
+        "intended": row.item.answer,
+        "judgments": row.judgments,
+        "flags_open": row.flags_open,
+        "flags_total": row.flags_total,
+        "label": row.label if aggregated else None,
+        "posterior": row.posterior if aggregated else None,
+        "n_agree": row.n_agree if aggregated else None,
+        "agreement": row.agreement if aggregated and row.agreement >= 0 else None,
+        "retained": row.retained,
+        "disagrees": row.disagrees,
+        "decision": row.decision or None,
+    }
+
+
+def items_export(*, item_ids: list[str]) -> Iterator[dict]:
+    """The rows of the items named (a selection of the list), in item-id order."""
+    rows = (
+        ItemSummary.objects.filter(item__item_id__in=item_ids)
+        .select_related("item", "batch")
+        .only(*[f.name for f in ItemSummary._meta.concrete_fields if f.name not in ("item", "batch")],
+              "item__item_id", "item__answer", "batch__name")
+        .order_by("item__item_id")
+    )
+    for row in rows.iterator(chunk_size=1000):
+        yield item_row(row)
+
+
+def items_unknown(*, item_ids: list[str]) -> list[str]:
+    known = set(Item.objects.filter(item_id__in=item_ids).values_list("item_id", flat=True))
+    return sorted(set(item_ids) - known)
+
