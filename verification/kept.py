@@ -1,18 +1,20 @@
 """The summaries a judgment keeps up to date (issue 23), for the step-by-step path and changes.
 
 The one-statement answer (`statements.judgment_store`) keeps the same summaries in SQL
-(`pair_tallies.pair_tallies_sql`, `tallies.tallies_sql`); these are their Python twins, so that
+(`pair_tallies.pair_tallies_sql`, `tallies.tallies_sql`, `statements.item_summary_sql`); these are their Python twins, so that
 `verification.services` calls one function per event whatever summaries there are.
 """
 
 from __future__ import annotations
 
 from . import pair_tallies, tallies
+from .summaries import item_summary_judged
 
 
 def judgment_added(*, judgment, claim) -> None:
     """A judgment was stored on `claim` (its slot's `answered` already counted)."""
     item = claim.item
+    item_summary_judged(item_id=item.pk)  # the item list's summary
     pair_tallies.judgment_added(judgment=judgment, task=item.task, is_gold=item.is_gold)
     tallies.judgment_recorded(judgment=judgment, item=item, overlap=claim.batch.overlap)
 

@@ -29,7 +29,6 @@ from .locks import claims_for_update, judgments_for_update
 from .adaptive import adaptive_overlap_set
 from .errors import VerificationError
 from .models import Claim, ClaimStatus, Judgment, Label, QueueSlot, SkipReason
-from .summaries import item_summary_judged
 from .queue import display_order_for  # noqa: F401 (re-exported: the order a claim shows)
 
 logger = logging.getLogger(__name__)
@@ -393,7 +392,6 @@ def _judgment_submit_checked(
         return Submission(same, False, claim.batch.name)
     claim.status = ClaimStatus.ANSWERED
     claim.save(update_fields=["status"])
-    item_summary_judged(item_id=claim.item_id)  # issue 23: the item list's summary
     judgment.claim, judgment.item = claim, claim.item
     slot = QueueSlot.objects.filter(pk=claim.item_id)
     if queue.counts_towards_k(exposed=claim.exposed):
