@@ -22,6 +22,7 @@ class Migration(migrations.Migration):
         ("verification", "0012_issue23_review_indexes"),
         ("aggregation", "0006_item_result_n_agree"),
         ("annotation", "0010_item_summary"),
+        ("review", "0002_issue23_review_indexes"),
     ]
 
     operations = [migrations.RunPython(fill, migrations.RunPython.noop)]
