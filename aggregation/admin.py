@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from dialtom_site.admin_base import ReadOnlyAdmin
 
+from .models import CurrentResultCell, CurrentWorkerTally, ResultCell, RunRetention, ShortResults, WorkerAccuracyTotal, WorkerAgreement, WorkerAgreementTotal
 from .models import AggregationRun, BatchResult, ItemResult, WorkerResult
 
 
@@ -34,3 +35,9 @@ class WorkerResultAdmin(ReadOnlyAdmin):
     list_display = ["verifier", "run", "batch", "accuracy", "n_judgments", "gold_accuracy"]
     list_select_related = ["verifier", "run", "batch"]
     search_fields = ["verifier__username"]
+
+
+# --- issue 23: summaries written by the aggregation job (rebuilt by `manage.py summaries_rebuild`) ---
+for _summary in (ResultCell, CurrentResultCell, RunRetention, CurrentWorkerTally, ShortResults,
+                 WorkerAgreement, WorkerAgreementTotal, WorkerAccuracyTotal):
+    admin.site.register(_summary, ReadOnlyAdmin)

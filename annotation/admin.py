@@ -4,7 +4,7 @@ from django.db.models import Count
 
 from dialtom_site.admin_base import ReadOnlyAdmin
 
-from .models import Batch, Context, ContinuationReveal, Domain, Item, Session, Turn
+from .models import Batch, Context, ContinuationReveal, Domain, ImportedFile, Item, ItemSummary, Session, Turn
 
 
 class ItemCountAdmin(admin.ModelAdmin):
@@ -118,3 +118,18 @@ class ContinuationRevealAdmin(ReadOnlyAdmin):
     list_display = ["dialogue", "continuation_of"]
     list_select_related = ["dialogue", "continuation_of"]
     search_fields = ["dialogue__context_id", "continuation_of__context_id"]
+
+
+# --- issue 23: what the imports and the item list keep (written by services, looked at here) ---
+
+
+@admin.register(ImportedFile)
+class ImportedFileAdmin(ReadOnlyAdmin):
+    list_display = ["name", "importer", "options", "sha256", "size", "imported_at"]
+    search_fields = ["name", "sha256"]
+
+
+@admin.register(ItemSummary)
+class ItemSummaryAdmin(ReadOnlyAdmin):
+    list_display = ["item", "batch", "task", "judgments", "flags_open", "label", "posterior", "retained", "decision"]
+    list_select_related = ["item", "batch"]

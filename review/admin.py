@@ -2,7 +2,10 @@
 listed for search, and written through the review pages (the services keep their rules)."""
 from django.contrib import admin
 
+from dialtom_site.admin_base import ReadOnlyAdmin
+
 from .item_summaries import item_summaries_flags_refresh
+from .models import FlagTally
 from .models import Adjudication, Flag, Guideline, GuidelineExample
 
 
@@ -60,3 +63,7 @@ class AdjudicationAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+# --- issue 23: flags per status, kept by the review services ---
+admin.site.register(FlagTally, ReadOnlyAdmin)

@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 
 from . import services
+from .models import BatchDayTally, BatchTally, ItemAnswers, VerifierPairTally, VerifierPairTotal, VerifierSecondCount, VerifierSecondsTally, VerifierSecondsTotal, VerifierTally
 from .models import AdaptiveOverlap, AuditItem, BatchQueue, Claim, Judgment, QueueSlot, QueueTurn
 
 
@@ -109,3 +110,9 @@ class QueueTurnAdmin(ReadOnlyAdmin):
 class AdaptiveOverlapAdmin(ReadOnlyAdmin):
     list_display = ["batch", "k_min", "k_max", "rounds", "undecided", "settled", "refreshed_at"]
     list_select_related = ["batch"]
+
+
+# --- issue 23: summaries kept as answers come in (rebuilt by `manage.py summaries_rebuild`) ---
+for _summary in (BatchTally, BatchDayTally, VerifierTally, VerifierSecondCount, ItemAnswers,
+                 VerifierPairTally, VerifierPairTotal, VerifierSecondsTally, VerifierSecondsTotal):
+    admin.site.register(_summary, ReadOnlyAdmin)

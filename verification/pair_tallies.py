@@ -92,14 +92,16 @@ def _t(model) -> str:
 
 def pair_tallies_sql() -> str:
     """CTEs appended to the answer statement (`statements.judgment_store`): they read its `ins`
-    (the judgment inserted, if any) and keep the summaries above. Each `pt_` CTE writes one table."""
+    (the judgment inserted, if any) and keep the summaries above. Each `pt_` CTE writes one table,
+    in a fixed order after the statement's `slot` (the item's row lock): the sub-statements of a
+    WITH run in no set order, and two answers taking shared rows in different orders deadlock."""
     item, answers = _t(Item), _t(ItemAnswers)
     tally, total = _t(VerifierPairTally), _t(VerifierPairTotal)
     seconds, seconds_total = _t(VerifierSecondsTally), _t(VerifierSecondsTotal)
     return f""",
 pt_new AS MATERIALIZED (
     SELECT ins.item_id, ins.verifier_id AS v, ins.batch_id, ins.label, ins.seconds_spent, i.task
-    FROM ins JOIN {item} i ON i.id = ins.item_id WHERE NOT i.is_gold
+    FROM ins JOIN {item} i ON i.id = ins.item_id WHERE NOT i.is_gold AND (SELECT count(*) FROM slot) >= 0
 ),
 pt_answers AS (
     INSERT INTO {answers} AS x (item_id, answers) SELECT item_id, jsonb_build_object(v::text, label) FROM pt_new

@@ -102,13 +102,12 @@ def _check_open(*, batch: Batch) -> None:
 # --- queue slots ----------------------------------------------------------------------
 
 
-def batch_queue_sync(*, batch: Batch) -> int:
-    """Create the queue slots of the batch's items that have none yet; returns how many."""
+def batch_queue_sync(*, batch: Batch, recount: bool = False) -> int:
+    """Create the queue slots of the batch's items that have none yet; returns how many. The
+    summaries' counts of the batch are recounted when it has new items, or k changed (`recount`)."""
     counted = Q() if queue.exposed_judgments_count() else Q(judgments__exposed=False)  # only what counts towards k
     missing = Item.objects.filter(batch=batch, queue_slot__isnull=True).annotate(
-        n=Count("judgments", filter=counted)).values_list(
-        "pk", "item_id", "is_gold", "n"
-    )
+        n=Count("judgments", filter=counted), judged=Count("judgments")).values_list("pk", "item_id", "is_gold", "n", "judged")
     rows = [
         QueueSlot(
             item_id=pk,
@@ -118,11 +117,12 @@ def batch_queue_sync(*, batch: Batch) -> int:
             answered=n,
             is_gold=gold,
             position=queue.queue_position_for(item_id=item_id),
+            judged=judged,
         )
-        for pk, item_id, gold, n in missing
+        for pk, item_id, gold, n, judged in missing
     ]
-    QueueSlot.objects.bulk_create(rows, ignore_conflicts=True)
-    tallies.batch_tallies_refresh(batch_ids=[batch.pk])  # its items and k, for the summaries (issue 23)
+    if QueueSlot.objects.bulk_create(rows, ignore_conflicts=True) or recount:  # the summaries' counts (issue 23)
+        tallies.batch_tallies_refresh(batch_ids=[batch.pk], slots=False)  # other slots stay unlocked
     return len(rows)
 
 
@@ -526,7 +526,7 @@ def batch_open(
     if k_min is None and overlap is not None:
         k_min = k_max = overlap  # an explicit fixed k ends adaptive overlap
     adaptive = adaptive_overlap_set(batch=batch, k_min=k_min, k_max=k_max)
-    batch_queue_sync(batch=batch)
+    batch_queue_sync(batch=batch, recount=True)
     slots = QueueSlot.objects.filter(batch=batch, is_gold=False)
     if adaptive is None or k_max is not None:  # fixed k, or adaptive (re)started from k-min
         slots.exclude(needed=batch.overlap, priority=0.0).update(needed=Greatest(batch.overlap, F("taken")), priority=0.0)

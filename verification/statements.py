@@ -335,7 +335,8 @@ def item_summary_sql() -> str:
     """The answer statement's CTE counting the stored judgment in its item's summary
     (`annotation.ItemSummary.judgments`; the step-by-step path: `summaries.item_summary_judged`)."""
     return f"""item_summary AS (
-    UPDATE {_table(ItemSummary)} SET judgments = judgments + 1 WHERE item_id IN (SELECT item_id FROM ins) RETURNING 1
+    UPDATE {_table(ItemSummary)} SET judgments = judgments + 1
+    WHERE item_id IN (SELECT item_id FROM ins) AND (SELECT count(*) FROM t_seconds) >= 0 RETURNING 1
 )"""
 # --- end issue 23: the item summary ------------------------------------------------------------
 
@@ -394,7 +395,7 @@ slot AS (
     RETURNING ({counted}) AND qs.answered >= qs.needed AS filled, qs.judged - 1 AS judged_before, qs.aggregated
 ){pair_tallies_sql()},
 -- issue 23: the summaries, in the same statement (verification/tallies.py)
-{tallies.tallies_sql()}
+{tallies.tallies_sql(after='pt_seconds_total')}
 ,
 {item_summary_sql()}
 SELECT ins.*, c.display_order, c.batch_name, (SELECT bool_or(filled) FROM slot), (SELECT count(*) FROM ans)

@@ -37,11 +37,18 @@ def _table(model) -> str:
 # --- the answer statement's CTEs ------------------------------------------------------------------
 
 
-def tallies_sql() -> str:
+def _after(cte: str | None) -> str:
+    """A condition that makes a CTE run after `cte` has run to its end (an InitPlan): shared
+    counter rows are taken in one order by every answer, so that two answers never deadlock."""
+    return f"(SELECT count(*) FROM {cte}) >= 0" if cte else "TRUE"
+
+
+def tallies_sql(*, after: str | None = None) -> str:
     """The tally CTEs of the answer statement (`statements._judgment_store_sql`), to follow its
     `ins` (the judgment inserted), `c` (its claim, with `item_is_gold`, `item_answer`,
     `batch_overlap`) and `slot` (the slot update, returning `judged_before` and `aggregated`).
-    Each statement inserts at most one judgment, so each CTE moves one row by one."""
+    Each statement inserts at most one judgment, so each CTE moves one row by one. They run one
+    after the other, the first after the CTE `after` (the statement's last before these)."""
     letters = ", ".join(f"(ins.displayed_label = '{x}')::int" for x in LETTER_FIELDS)
     letter_cols = ", ".join(LETTER_FIELDS.values())
     letter_set = ", ".join(f"{c} = t.{c} + EXCLUDED.{c}" for c in LETTER_FIELDS.values())
@@ -55,12 +62,12 @@ t_batch AS (
         agg_judged = t.agg_judged + (s.aggregated AND s.judged_before = 0)::int,
         agg_complete = t.agg_complete + (s.aggregated AND s.judged_before + 1 = c.batch_overlap)::int
     FROM ins, c, slot s
-    WHERE t.batch_id = c.batch_id AND t.task = c.task AND t.is_gold = c.item_is_gold
+    WHERE t.batch_id = c.batch_id AND t.task = c.task AND t.is_gold = c.item_is_gold AND {_after(after)}
     RETURNING 1
 ),
 t_day AS (
     INSERT INTO {_table(BatchDayTally)} AS t (batch_id, day, judgments, first_at)
-    SELECT ins.batch_id, (ins.created_at AT TIME ZONE 'UTC')::date, 1, ins.created_at FROM ins
+    SELECT ins.batch_id, (ins.created_at AT TIME ZONE 'UTC')::date, 1, ins.created_at FROM ins WHERE {_after("t_batch")}
     ON CONFLICT (batch_id, day) DO UPDATE SET judgments = t.judgments + 1, first_at = LEAST(t.first_at, EXCLUDED.first_at)
     RETURNING 1
 ),
@@ -68,7 +75,7 @@ t_verifier AS (
     INSERT INTO {_table(VerifierTally)} AS t (verifier_id, judgments, n_none, n_multiple, gold_n, gold_ok, {letter_cols})
     SELECT ins.verifier_id, 1, (ins.label = '{Label.NONE.value}')::int, (ins.label = '{Label.MULTIPLE.value}')::int,
            c.item_is_gold::int, (c.item_is_gold AND ins.label = c.item_answer)::int, {letters}
-    FROM ins, c
+    FROM ins, c WHERE {_after("t_day")}
     ON CONFLICT (verifier_id) DO UPDATE SET judgments = t.judgments + 1, n_none = t.n_none + EXCLUDED.n_none,
         n_multiple = t.n_multiple + EXCLUDED.n_multiple, gold_n = t.gold_n + EXCLUDED.gold_n,
         gold_ok = t.gold_ok + EXCLUDED.gold_ok, {letter_set}
@@ -76,7 +83,7 @@ t_verifier AS (
 ),
 t_seconds AS (
     INSERT INTO {_table(VerifierSecondCount)} AS t (verifier_id, second, n)
-    SELECT ins.verifier_id, floor(ins.seconds_spent)::int, 1 FROM ins WHERE ins.seconds_spent IS NOT NULL
+    SELECT ins.verifier_id, floor(ins.seconds_spent)::int, 1 FROM ins WHERE ins.seconds_spent IS NOT NULL AND {_after("t_verifier")}
     ON CONFLICT (verifier_id, second) DO UPDATE SET n = t.n + 1
     RETURNING 1
 )"""
@@ -168,9 +175,10 @@ def _replace(scope, key: tuple[str, ...], rows: list[dict]) -> None:
     model.objects.bulk_create(new, batch_size=2000, ignore_conflicts=True)
 
 
-def batch_tallies_refresh(*, batch_ids: Iterable[int] | None = None, aggregated: set[int] | None = None) -> int:
-    """Recount `QueueSlot.judged`, `BatchTally` and `BatchDayTally` of these batches (all: None)
-    from the judgments. `aggregated`: the ids of the items with a result in a succeeded run (the
+def batch_tallies_refresh(*, batch_ids: Iterable[int] | None = None, aggregated: set[int] | None = None,
+                          slots: bool = True) -> int:
+    """Recount `QueueSlot.judged` (unless `slots` is False: it updates, and so locks, every slot
+    of the batches), `BatchTally` and `BatchDayTally` of these batches (all: None) from the judgments. `aggregated`: the ids of the items with a result in a succeeded run (the
     aggregation app's word, `aggregation.summaries`); by default the slots' `aggregated` flags."""
     ids = None if batch_ids is None else sorted(set(batch_ids))
     if ids == []:
@@ -180,7 +188,8 @@ def batch_tallies_refresh(*, batch_ids: Iterable[int] | None = None, aggregated:
         return qs if ids is None else qs.filter(**{f"{field}__in": ids})
 
     counted = Judgment.objects.filter(item_id=OuterRef("item_id")).order_by().values("item_id").annotate(n=Count("id")).values("n")
-    only(QueueSlot.objects.all()).update(judged=Coalesce(Subquery(counted), 0))
+    if slots:
+        only(QueueSlot.objects.all()).update(judged=Coalesce(Subquery(counted), 0))
     if aggregated is None:
         aggregated = set(only(QueueSlot.objects.filter(aggregated=True)).values_list("item_id", flat=True))
     per_item = {
