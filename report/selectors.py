@@ -135,7 +135,9 @@ _AC1_CELL = ("batch", "task", "domain", "attribute", "variant")
 
 
 def _ac1_judgments_sql(batch_ids) -> tuple[str, list]:
-    """The per (item, label) counts of `judgments_frame` as SQL, columns named (item, label, n, cell...)."""
+    """The per (item, label) counts of `judgments_frame` as a common table expression named
+    `judged`, columns (item, label, cell..., n); a CTE's column list works on SQLite too, where a
+    derived table's column aliases do not."""
     sql, params = (
         usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
         .values_list("item_id", "label", "item__batch_id", "item__task", "item__context__domain_id",
@@ -143,7 +145,7 @@ def _ac1_judgments_sql(batch_ids) -> tuple[str, list]:
         .annotate(n=Count("id")).order_by()
         .query.sql_with_params()
     )
-    return f"SELECT * FROM ({sql}) j (item, label, {', '.join(_AC1_CELL)}, n)", list(params)
+    return f"judged (item, label, {', '.join(_AC1_CELL)}, n) AS ({sql})", list(params)
 
 
 def batch_ac1s(*, batch_ids) -> dict[str, dict[tuple, dict[int, float | None]]]:
@@ -163,7 +165,8 @@ def batch_ac1s(*, batch_ids) -> dict[str, dict[tuple, dict[int, float | None]]]:
     marks = ", ".join(["%s"] * len(choices))
     cell = ", ".join(_AC1_CELL)
     per_item = f"""
-        WITH j AS (SELECT * FROM ({judged}) judged WHERE label IN ({marks})),
+        WITH {judged},
+        j AS (SELECT * FROM judged WHERE label IN ({marks})),
         i AS (SELECT item, {cell}, sum(n) AS r, sum(n * (n - 1)) AS pair,
                      sum(CASE WHEN label <> %s THEN n ELSE 0 END) AS r_n,
                      sum(CASE WHEN label <> %s THEN n * (n - 1) ELSE 0 END) AS pair_n
