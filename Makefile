@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test test-fast services chromium bench screenshots lint clean
+.PHONY: install demo test test-fast services chromium tex bench screenshots lint clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -25,6 +25,9 @@ services:
 chromium:
 	scripts/ensure-chromium.sh
 
+tex:
+	scripts/ensure-tex.sh
+
 # The demo: SQLite and in-process tasks, nothing else needed. Log in with the accounts it prints.
 demo: install
 	$(BIN)/python manage.py migrate --no-input
@@ -32,7 +35,7 @@ demo: install
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # The whole suite against real PostgreSQL and Redis, browser tests in headless Chromium.
-test: install services chromium
+test: install services chromium tex
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=dialtom_site.settings.test
 	$(BIN)/python -m pytest
 

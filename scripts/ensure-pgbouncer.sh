@@ -33,8 +33,8 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 LIST
 fi
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends dpkg-dev build-essential pkg-config \
+apt-get -o DPkg::Lock::Timeout=600 update -qq
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends dpkg-dev build-essential pkg-config \
   libevent-dev libssl-dev libc-ares-dev >/dev/null
 
 WORK=$(mktemp -d /tmp/pgbouncer-build.XXXXXX)
