@@ -106,9 +106,10 @@ def staff_pages() -> None:
 
 def verifier_answers() -> None:
     person = User.objects.get(username="verifier")
+    global answered
     browser = Client()
     browser.force_login(person)
-    global answered
+    api = Client(HTTP_AUTHORIZATION=f"Token {api_token_for(user=person)}")
     batches = get(browser, reverse("verification:batches"))
     names = re.findall(r'href="/verify/([a-z0-9-]+)/"', batches)
     for name in names:
@@ -120,7 +121,6 @@ def verifier_answers() -> None:
         if post(browser, reverse("verification:answer", args=[name]),
                 {"claim": claim.pk, "idempotency_key": key, "action": "submit", "choice": "A"}):
             answered += 1
-        api = Client(HTTP_AUTHORIZATION=f"Token {api_token_for(user=person)}")
         item = api.get("/api/v1/next-item/", {"batch": name})
         if item.status_code == 200:
             body = {"claim": item.json()["claim"], "choice": "B", "idempotency_key": str(uuid.uuid4())}
@@ -128,7 +128,7 @@ def verifier_answers() -> None:
                 answered += 1
         if answered >= 4:
             break
-    get(Client(HTTP_AUTHORIZATION=f"Token {api_token_for(user=person)}"), "/api/v1/progress/")
+    get(api, "/api/v1/progress/")
     if answered < 2:
         failures.append(f"the verifier answered {answered} items (form and API), expected at least 2")
 
