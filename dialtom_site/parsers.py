@@ -8,10 +8,12 @@ The depth limit is DIALTOM_JSON_MAX_DEPTH; no body the API accepts comes close t
 """
 from __future__ import annotations
 
+import io
 
 from django.conf import settings
-from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
+from rest_framework import status
+from rest_framework.exceptions import APIException, ParseError
+from rest_framework.parsers import BaseParser, JSONParser
 
 
 
@@ -56,3 +58,39 @@ class StrictJSONParser(JSONParser):
         if problem:
             raise ParseError(f"JSON parse error - {problem}")
         return data
+
+
+class BodyTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "body_too_large"
+
+
+class BoundedJSONParser(BaseParser):
+    """StrictJSONParser for a door that takes bodies larger than DATA_UPLOAD_MAX_MEMORY_SIZE,
+    up to its own bound: the setting named by `max_bytes_setting` (a 413 with the limit
+    above it, judged by Content-Length before anything is read, then by what was read).
+
+    DRF hands a JSONParser the request's `body`, which Django caps at
+    DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) for every view; this parser is not a JSONParser, so
+    DRF hands it the stream. A list of 56,700 predictions (a model run on the whole
+    benchmark) is about 3 MB (issue 25's full rehearsal was refused at that size)."""
+
+    media_type = "application/json"
+    max_bytes_setting = "DATA_UPLOAD_MAX_MEMORY_SIZE"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = getattr(settings, self.max_bytes_setting)
+        meta = parser_context["request"].META if parser_context and "request" in parser_context else {}
+        try:
+            declared = int(meta.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0
+        if declared > limit:
+            raise BodyTooLarge(self.too_large(limit))
+        body = stream.read(limit + 1)
+        if len(body) > limit:
+            raise BodyTooLarge(self.too_large(limit))
+        return StrictJSONParser().parse(io.BytesIO(body), media_type, parser_context)
+
+    def too_large(self, limit: int) -> str:
+        return f"The request body is larger than {limit} bytes ({self.max_bytes_setting})."

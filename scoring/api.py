@@ -8,7 +8,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dialtom_site.parsers import StrictJSONParser
+from dialtom_site.parsers import BoundedJSONParser
 
 from . import selectors, services
 from .models import ModelRun
@@ -23,9 +23,15 @@ from .serializers import (
 )
 
 
+class PredictionsJSONParser(BoundedJSONParser):
+    """A `predictions` list is bounded as a JSONL file is (56,700 predictions are ~3 MB)."""
+
+    max_bytes_setting = "DIALTOM_RUN_UPLOAD_MAX_BYTES"
+
+
 class ModelRunListApi(APIView):
     permission_classes = [ReadsScores]
-    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
+    parser_classes = [MultiPartParser, FormParser, PredictionsJSONParser]
 
     @extend_schema(
         responses=ModelRunSerializer(many=True),

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -121,3 +123,31 @@ def test_scoring_unaudited_items_is_a_400_and_the_leaderboard_names_the_release(
     client.force_login(reader)
     page = client.get(reverse("leaderboard")).content.decode()
     assert page.count('<td class="release">v1</td>') == 2
+
+
+def test_a_predictions_list_larger_than_a_form_body_is_taken_up_to_the_upload_limit(release, staff, settings):
+    """DRF reads a JSON body through Django's 2.5 MB DATA_UPLOAD_MAX_MEMORY_SIZE; a model run on
+    the whole benchmark is larger (issue 25's full rehearsal: 56,700 predictions refused with
+    413). The list is bounded as a JSONL file is, by DIALTOM_RUN_UPLOAD_MAX_BYTES."""
+    audited = [i for k, i in release.items() if k not in UNAUDITED]
+    body = {"name": "verbose", "model_name": "Verbose", "release": "v1", "predictions": [
+        {"item_id": i.item_id, "prediction": i.answer, "reasoning": "because " * 80_000} for i in audited]}
+    raw = json.dumps(body).encode()
+    assert len(raw) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE < settings.DIALTOM_RUN_UPLOAD_MAX_BYTES
+    client = client_for(staff)
+    response = client.post(reverse("api-models"), raw, content_type="application/json")
+    assert response.status_code == 202, response.content[:300]
+    run = ModelRun.objects.get(name="verbose")
+    assert run.predictions.count() == len(audited)
+    assert {len(p.reasoning) for p in run.predictions.all()} == {len("because ") * 80_000}
+
+    settings.DIALTOM_RUN_UPLOAD_MAX_BYTES = len(raw) - 1
+    body["name"] = "too-verbose"
+    response = client.post(reverse("api-models"), json.dumps(body), content_type="application/json")
+    assert response.status_code == 413
+    assert response.json() == {
+        "detail": f"The request body is larger than {len(raw) - 1} bytes (DIALTOM_RUN_UPLOAD_MAX_BYTES)."}
+    assert not ModelRun.objects.filter(name="too-verbose").exists()
+    # the bound is this door's: other JSON doors keep Django's
+    response = client.post(reverse("api-model-publish", args=["verbose"]), raw, content_type="application/json")
+    assert response.status_code == 413
