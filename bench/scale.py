@@ -289,14 +289,18 @@ def load(size: str) -> None:
             JOIN scale_phrase o3 ON o3.n = a.base + 225
             ORDER BY 1
         """, p)
-        # `answered` (judgments stored, verification 0008) when the schema has it
-        answered = _has_column(cur, "verification_queueslot", "answered")
+        # the counters the schema has: `answered` (verification 0008), `judged` and `aggregated`
+        # (issue 23's progress summaries): a closed batch's slot is answered, judged and aggregated 3 times
+        counters = {"answered": "CASE WHEN batch_id <= %(B)s THEN 3 ELSE 0 END",
+                    "judged": "CASE WHEN batch_id <= %(B)s THEN 3 ELSE 0 END",
+                    "aggregated": "batch_id <= %(B)s"}
+        counters = {column: value for column, value in counters.items() if _has_column(cur, "verification_queueslot", column)}
         _step(cur, "queue slots", f"""
             INSERT INTO verification_queueslot (item_id, needed, taken, is_gold, batch_id, priority, position
-                                                {', answered' if answered else ''})
+                                                {''.join(', ' + c for c in counters)})
             SELECT id, 3, CASE WHEN batch_id <= %(B)s THEN 3 ELSE 0 END, false, batch_id, 0,
                    ('x' || substr(md5(item_id), 1, 15))::bit(60)::bigint
-                   {', CASE WHEN batch_id <= %(B)s THEN 3 ELSE 0 END' if answered else ''}
+                   {''.join(', ' + v for v in counters.values())}
             FROM annotation_item ORDER BY id
         """, p)
         # Judgment j = (item - 1) * 3 + r; its verifier: per context, the 6 retrospective items share
@@ -381,6 +385,10 @@ def load(size: str) -> None:
         for table, name, definition in constraints:
             _step(cur, f"constraint {name}", f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
         cur.execute("CREATE TABLE scale_meta (size text, items bigint, judgments bigint, loaded_at timestamptz, seconds float8)")
+    # the staff pages' kept summaries (issue 23), made from the rows above as the rebuild makes them
+    t0 = time.perf_counter()
+    call_command("summaries_rebuild", stdout=open(os.devnull, "w"))
+    print(f"  summaries rebuilt: {time.perf_counter() - t0:.1f} s", flush=True)
     connection.close()
     import psycopg
 
