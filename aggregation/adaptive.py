@@ -19,7 +19,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import User
@@ -111,13 +111,25 @@ def _batch_policy_input(*, batch_id: int):
 
 def overlap_refresh_due() -> list[dict]:
     """The sweep: refresh every open adaptive batch that is not settled (catches a lost request),
-    after settling the short items of a quiet batch that nobody may take (`stalled_slots_settle`)."""
-    ids = list(
-        AdaptiveOverlap.objects.filter(settled=False, batch__status="open").order_by("batch_id").values_list("batch_id", flat=True)
+    after settling the short items of a quiet batch that nobody may take (`stalled_slots_settle`).
+
+    A batch refitted after its last judgment was given or changed, with no item settled short
+    since, is left alone: the refit would ask what it asked. (Refitting them all on every sweep
+    kept the worker's threads busy with Dawid–Skene fits of unchanged batches in issue 25's full
+    rehearsal, 55 open batches, while their aggregation runs waited in the queue.)"""
+    rows = list(
+        AdaptiveOverlap.objects.filter(settled=False, batch__status="open").order_by("batch_id")
+        .values_list("batch_id", "refreshed_at")
     )
-    for batch_id in ids:
-        stalled_slots_settle(batch_id=batch_id)
-    return [batch_overlap_refresh(batch_id=batch_id) for batch_id in ids]
+    refreshed = []
+    for batch_id, refreshed_at in rows:
+        settled_short = stalled_slots_settle(batch_id=batch_id)
+        if refreshed_at is not None and not settled_short and not Judgment.objects.filter(
+            Q(created_at__gt=refreshed_at) | Q(updated_at__gt=refreshed_at), batch_id=batch_id
+        ).exists():
+            continue
+        refreshed.append(batch_overlap_refresh(batch_id=batch_id))
+    return refreshed
 
 
 def stalled_slots_settle(*, batch_id: int, quiet_seconds: float | None = None) -> int:

@@ -232,19 +232,26 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # whose worker died: a job holder beats every DIALTOM_JOB_HEARTBEAT_SECONDS; no beat for
 # DIALTOM_JOB_STALE_SECONDS means its worker is gone (it is marked failed and queued again,
 # up to DIALTOM_JOB_MAX_ATTEMPTS starts).
+# A sweep still queued when the next one is due expires unrun (`expires`): a busy worker
+# never piles up sweeps (issue 25's full rehearsal queued 19 of each behind its aggregation runs).
+DIALTOM_AGGREGATE_SWEEP_SECONDS = float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300"))
+DIALTOM_JOB_SWEEP_SECONDS = float(env("DIALTOM_JOB_SWEEP_SECONDS", "60"))
 CELERY_BEAT_SCHEDULE = {
     "aggregate-due-batches": {
         "task": "aggregation.tasks.aggregate_due_batches",
-        "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
+        "schedule": DIALTOM_AGGREGATE_SWEEP_SECONDS,
+        "options": {"expires": DIALTOM_AGGREGATE_SWEEP_SECONDS},
     },
     # adaptive overlap: refresh every unsettled adaptive batch whose per-judgment request was lost
     "overlap-refresh-due": {
         "task": "aggregation.tasks.overlap_refresh_due",
-        "schedule": float(env("DIALTOM_AGGREGATE_SWEEP_SECONDS", "300")),
+        "schedule": DIALTOM_AGGREGATE_SWEEP_SECONDS,
+        "options": {"expires": DIALTOM_AGGREGATE_SWEEP_SECONDS},
     },
     "jobs-sweep": {
         "task": "dialtom_site.jobs.jobs_sweep_task",
-        "schedule": float(env("DIALTOM_JOB_SWEEP_SECONDS", "60")),
+        "schedule": DIALTOM_JOB_SWEEP_SECONDS,
+        "options": {"expires": DIALTOM_JOB_SWEEP_SECONDS},
     },
 }
 CELERY_IMPORTS = ["dialtom_site.jobs"]

@@ -13,6 +13,7 @@ import pytest
 from django.db.models import F
 from django.utils import timezone
 
+from aggregation import adaptive as adaptive_module
 from aggregation.adaptive import batch_overlap_refresh, overlap_refresh_due, stalled_slots_settle
 from verification.adaptive import batch_is_settled
 from verification.models import AdaptiveOverlap, Claim, Judgment, QueueSlot
@@ -89,3 +90,29 @@ def test_the_sweep_settles_a_quiet_batch_whose_short_item_nobody_may_take():
     adaptive = AdaptiveOverlap.objects.get(batch=batch)
     assert adaptive.settled_short == 1 and adaptive.settled  # the refresh after it asked for nothing more
     assert not QueueSlot.objects.filter(batch=batch, taken__lt=F("needed")).exists()
+
+
+def test_the_sweep_leaves_alone_a_batch_refitted_since_its_last_judgment(monkeypatch, settings):
+    """Issue 25's full rehearsal: the sweep refitted all 55 open batches every time, unchanged or
+    not, and the worker's threads were busy with those fits while aggregation runs waited."""
+    batch, _ = a_worked_context()
+    refits = []
+    monkeypatch.setattr(adaptive_module, "batch_overlap_refresh",
+                        lambda *, batch_id: refits.append(batch_id) or {"batch_id": batch_id})
+    # never refitted: the sweep refits it
+    AdaptiveOverlap.objects.filter(batch=batch).update(settled=False, refreshed_at=None)
+    assert overlap_refresh_due() == [{"batch_id": batch.pk}] and refits == [batch.pk]
+    # refitted after its last judgment: nothing to fit anew
+    AdaptiveOverlap.objects.filter(batch=batch).update(refreshed_at=timezone.now() + timedelta(seconds=1))
+    assert overlap_refresh_due() == [] and refits == [batch.pk]
+    # a judgment changed since the refit: refitted again
+    Judgment.objects.filter(batch=batch).update(updated_at=timezone.now() + timedelta(seconds=2))
+    overlap_refresh_due()
+    assert refits == [batch.pk, batch.pk]
+
+
+def test_a_sweep_not_started_before_the_next_is_due_expires(settings):
+    """A worker busy for longer than a sweep's interval must not find a pile of sweeps queued."""
+    assert {name for name in settings.CELERY_BEAT_SCHEDULE} >= {"aggregate-due-batches", "overlap-refresh-due", "jobs-sweep"}
+    for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
+        assert 0 < entry["options"]["expires"] <= entry["schedule"], name
