@@ -126,10 +126,11 @@ def test_size_and_rate_limits(release, reader, staff, settings):
     settings.DIALTOM_RUN_UPLOAD_MAX_BYTES = 10
     too_big = _upload(client, release, name="big")
     assert too_big.status_code == 400 and "over the limit of 10 bytes" in too_big.json()["errors"][0]
-    # the same rule holds for a JSON list of predictions (the service checks it too)
+    # the same bound holds for a JSON list of predictions: its body is refused before it is read
     listed = client.post(reverse("api-models"), {"name": "big-list", "model_name": "m",
                          "predictions": [{"item_id": release["mi-trust"].item_id, "prediction": "C"}]}, format="json")
-    assert listed.status_code == 400 and "over the limit" in listed.json()["errors"][0]
+    assert listed.status_code == 413
+    assert listed.json() == {"detail": "The request body is larger than 10 bytes (DIALTOM_RUN_UPLOAD_MAX_BYTES)."}
 
 
 def test_a_reader_uploads_through_the_page(release, reader, client):
