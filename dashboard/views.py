@@ -23,11 +23,11 @@ LAZY_SECTIONS = ("staffing", "agreement_groups")
 
 def section_context(name: str, params=None, shared: dict | None = None) -> dict:
     """A section's context; `params` (the request's GET): `page` of its table (25 rows a page);
-    `shared`: what the page's sections read once for all (the progress, read by two)."""
+    `shared`: what the page's sections read once for all (the progress, read by two; the row URLs)."""
     page = (params or {}).get("page") or 1
     shared = {} if shared is None else shared
     context = {"versions": {name: shared["versions"][name] if "versions" in shared else selectors.section_version(name)}}
-    context["urls"] = row_urls()
+    context["urls"] = shared["urls"] if "urls" in shared else row_urls()
     if name == "progress":
         progress = shared.setdefault("progress", selectors.progress_by_batch(page=page))
         return context | {
@@ -70,7 +70,7 @@ def row_urls() -> dict:
 @staff_required(area="The dashboard")
 def index(request):
     context = {}
-    versions, shared = {}, {"versions": selectors.section_versions(SECTIONS)}
+    versions, shared = {}, {"versions": selectors.section_versions(SECTIONS), "urls": row_urls()}
     for name in SECTIONS:
         section = section_context(name, request.GET, shared)
         versions.update(section.pop("versions"))
