@@ -39,7 +39,7 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
         batches = selectors.batches_page(page=page)
         return context | {"staffing": selectors.staffing_by_batch(batches=batches["rows"]), "staffing_page": batches["page"]}
     if name in ("agreement", "agreement_groups"):
-        return context | {"agreement": selectors.agreement_overview(page=page)}
+        return context | {"agreement": selectors.agreement_overview(page=page, groups=name == "agreement_groups")}
     if name == "retention":
         retention = selectors.retention_overview()
         return context | {"retention": retention, "funnel": selectors.retention_funnel(cells=retention["cells"])}
@@ -102,7 +102,7 @@ def csv_tables() -> dict:
     """name -> (header, rows function): every table of the page as CSV."""
 
     def progress():
-        p = selectors.progress_by_batch()
+        p = selectors.progress_by_batch(page=None)  # every batch, not the page on screen
         for b in p["batches"]:
             yield [b.name, b.status, b.items, b.done, b.needed, b.open, b.in_progress, b.complete, b.aggregated,
                    _num(b.rate_per_day), b.eta or ""]
@@ -115,12 +115,12 @@ def csv_tables() -> dict:
             yield [r["day"], r["judgments"], r["cumulative"]]
 
     def agreement():
-        for r in selectors.agreement_overview()["batches"]:
+        for r in selectors.agreement_overview(page=None, groups=False)["batches"]:
             yield [r["batch"], r["run"], r["items"], r["judgments"], r["retained"], _pct(r["ac1"]), _pct(r["ac1_ci_low"]),
                    _pct(r["ac1_ci_high"]), _pct(r["kappa"]), _pct(r["alpha"]), int(r["flagged"])]
 
     def agreement_groups():
-        for r in selectors.agreement_overview()["groups"]:
+        for r in selectors.agreement_overview(page=None)["groups"]:
             yield [r["batch"], r["task"], r["domain"], r.get("items") or "", _pct(r.get("ac1")), _pct(r.get("ac1_ci_low")),
                    _pct(r.get("ac1_ci_high")), _pct(r.get("kappa")), _pct(r.get("alpha")), int(r["flagged"])]
 

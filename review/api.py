@@ -163,6 +163,8 @@ class ItemRowSerializer(serializers.Serializer):
 class ItemListSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text=f"items matching, counted up to {item_list.COUNT_CAP:,}")
     count_capped = serializers.BooleanField(help_text=f"more than {item_list.COUNT_CAP:,} match")
+    count_estimated = serializers.BooleanField(
+        help_text=f"`count` is PostgreSQL's estimate: counting exactly took longer than {item_list.COUNT_BUDGET_MS} ms")
     next = serializers.CharField(allow_null=True, help_text="the next page's URL")
     previous = serializers.CharField(allow_null=True, help_text="the previous page's URL")
     results = ItemRowSerializer(many=True)
@@ -205,7 +207,7 @@ class ItemListApi(APIView):
             return request.build_absolute_uri(request.path + "?" + params.urlencode())
 
         return Response({
-            "count": page.total, "count_capped": page.capped,
+            "count": page.total, "count_capped": page.capped, "count_estimated": page.estimated,
             "next": url("after", page.next), "previous": url("before", page.previous),
             "results": [item_list.item_row(row) for row in page.rows],
         })

@@ -1,5 +1,6 @@
 """Reads of the staff's item list at any size (issue 23): one `annotation.ItemSummary` row per
-item, filtered, sorted and paged by keyset (never OFFSET), with a total counted up to a cap.
+item, filtered, sorted and paged by keyset (never OFFSET), with a total counted up to a cap
+and within a time budget (past it, the planner's estimate, said to be one).
 
 A page is a fixed number of statements whatever the size of the data: the batch named in
 the filters (when there is one), the count (a LIMITed subquery), the page (LIMIT size + 1 on
@@ -12,12 +13,18 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
 from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from annotation.models import Item, ItemSummary
 
 COUNT_CAP = 10_000
+# a count's time budget (ms): a combination of filters matching a few thousand items spread over
+# millions cannot be counted from an index; past the budget the page shows the planner's estimate
+COUNT_BUDGET_MS = settings.DIALTOM_ITEM_COUNT_BUDGET_MS
+_QUERY_CANCELED = "57014"
 PAGE_SIZE = 50
 # sort name -> the summary's column (each has an index `(column, item_id)`)
 SORT_COLUMNS = {
@@ -80,10 +87,40 @@ def items_filtered(*, filters: dict) -> QuerySet[ItemSummary]:
     return rows
 
 
-def items_count(rows: QuerySet[ItemSummary]) -> tuple[int, bool]:
-    """(how many, whether there are more than COUNT_CAP): one statement reading at most COUNT_CAP + 1 index entries."""
-    n = rows.order_by()[: COUNT_CAP + 1].count()
-    return min(n, COUNT_CAP), n > COUNT_CAP
+class _Counted(Exception):
+    def __init__(self, n: int):
+        self.n = n
+
+
+def bounded_count(queryset: QuerySet, *, budget_ms: int) -> tuple[int, bool]:
+    """(rows of `queryset`, whether that is the planner's estimate): counted exactly when PostgreSQL
+    does it within `budget_ms` (statement_timeout, set in a savepoint that is always rolled back,
+    so the connection's own setting is untouched), else the estimate of its plan (EXPLAIN)."""
+    if connection.vendor != "postgresql":
+        return queryset.count(), False
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('statement_timeout', %s, true)", [f"{max(1, int(budget_ms))}ms"])
+            raise _Counted(queryset.count())  # rolls the savepoint back: the timeout was local to it
+    except _Counted as counted:
+        return counted.n, False
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) != _QUERY_CANCELED:
+            raise
+    sql, params = queryset.values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return int(plan[0]["Plan"]["Plan Rows"]), True
+
+
+def items_count(rows: QuerySet[ItemSummary]) -> tuple[int, bool, bool]:
+    """(how many, whether there are more than COUNT_CAP, whether it is an estimate): one statement
+    reading at most COUNT_CAP + 1 index entries, within COUNT_BUDGET_MS; past it the planner's estimate."""
+    n, estimated = bounded_count(rows.order_by()[: COUNT_CAP + 1], budget_ms=COUNT_BUDGET_MS)
+    return min(n, COUNT_CAP), n > COUNT_CAP, estimated
 
 
 @dataclass(frozen=True)
@@ -91,6 +128,7 @@ class ItemPage:
     rows: list[ItemSummary]
     total: int
     capped: bool  # more than `total` (COUNT_CAP) items match
+    estimated: bool  # `total` is the planner's estimate: counting took longer than COUNT_BUDGET_MS
     next: str | None  # cursor of the next page
     previous: str | None  # cursor of the page before
     sort: str
@@ -109,7 +147,7 @@ def item_page(*, filters: dict, count: bool = True) -> ItemPage:
     size = filters.get("size") or PAGE_SIZE
     column = SORT_COLUMNS[sort]
     rows = items_filtered(filters=filters)
-    total, capped = items_count(rows) if count else (0, False)
+    total, capped, estimated = items_count(rows) if count else (0, False, False)
     after, before = filters.get("after"), filters.get("before")
     backwards = bool(before)
     cursor = cursor_decode(before or after, sort=sort) if (before or after) else None
@@ -142,7 +180,7 @@ def item_page(*, filters: dict, count: bool = True) -> ItemPage:
     has_next = (more if not backwards else True) and last is not None
     has_previous = (bool(cursor) if not backwards else more) and first is not None
     return ItemPage(
-        rows=got, total=total, capped=capped, sort=sort, descending=descending,
+        rows=got, total=total, capped=capped, estimated=estimated, sort=sort, descending=descending,
         next=cursor_encode(_key(last, column), last.item_id) if has_next else None,
         previous=cursor_encode(_key(first, column), first.item_id) if has_previous else None,
     )

@@ -127,7 +127,8 @@ def _item_list_links(request, page) -> dict:
         params.pop(key, None)
     links = {"back": params.urlencode()}
     if page is not None:
-        links["total_text"] = f"{page.total:,}{'+' if page.capped else ''}"
+        links["total_text"] = (f"about {page.total:,}{'+' if page.capped else ''}" if page.estimated
+                               else f"{page.total:,}{'+' if page.capped else ''}")
         for name, cursor in (("next_url", page.next), ("previous_url", page.previous)):
             if cursor:
                 there = params.copy()

@@ -106,6 +106,25 @@ def test_every_table_downloads_as_csv(client, staff, world):
     assert verifiers["verifier-1"][2] == "7"
 
 
+def test_csv_tables_hold_every_batch_not_the_page_on_screen(client, staff, world, monkeypatch):
+    from aggregation.models import AggregationRun, BatchResult, RunStatus
+    from dashboard import selectors
+    from dashboard.summaries import summaries_rebuild
+
+    run = AggregationRun.objects.create(status=RunStatus.SUCCEEDED, settings={"method": "ds"}, progress=1.0)
+    run.batches.add(world.batch_b)
+    BatchResult.objects.create(run=run, batch=world.batch_b, items=2, judgments=6, retained=1, ac1=0.7,
+                               by_group={"retrospective:mi": {"items": 2, "retained": 1, "ac1": 0.7}})
+    summaries_rebuild()
+    monkeypatch.setattr(selectors, "PAGE_SIZE", 1)  # a page of one batch on screen
+    client.force_login(staff)
+    assert [r[0] for r in _csv(client, "progress")[1:]] == ["batch-a", "batch-b", "all batches"]
+    assert [r[0] for r in _csv(client, "agreement")[1:]] == ["batch-a", "batch-b"]
+    assert {r[0] for r in _csv(client, "agreement_groups")[1:]} == {"batch-a", "batch-b"}
+    html = client.get(reverse("dashboard:index")).content.decode()
+    assert 'data-batch="batch-a"' in html and 'data-batch="batch-b"' not in html  # the page itself is paged
+
+
 def test_pause_close_and_reopen_a_batch(client, staff, world):
     client.force_login(staff)
     batch = world.batch_b

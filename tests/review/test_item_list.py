@@ -113,10 +113,43 @@ def test_count_is_capped(world, monkeypatch):
     assert item_list.item_page(filters=_filters(batch="mi-b01", attribute="trust")).capped is False
 
 
+def test_a_count_past_its_time_budget_is_the_planners_estimate_and_says_so(world):
+    """A combination of filters matching a few items spread over millions cannot be counted from an
+    index: past COUNT_BUDGET_MS PostgreSQL cancels the count, the list shows its plan's estimate, and
+    the connection's own statement_timeout is as it was."""
+    from django.db import connection
+    from django.db.models import BooleanField
+    from django.db.models.expressions import RawSQL
+
+    def timeout():
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW statement_timeout")
+            return cursor.fetchone()[0]
+
+    before = timeout()
+    assert item_list.bounded_count(ItemSummary.objects.all(), budget_ms=10_000) == (24, False)
+    slow = ItemSummary.objects.filter(RawSQL("pg_sleep(0.05) IS NOT NULL", [], output_field=BooleanField()))
+    n, estimated = item_list.bounded_count(slow, budget_ms=20)  # 24 rows × 50 ms: cancelled
+    assert estimated is True and n >= 1
+    assert timeout() == before and ItemSummary.objects.count() == 24  # the connection goes on as it was
+
+
+def test_an_estimated_count_reads_about_on_the_page_and_in_the_api(world, client, staff, monkeypatch):
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (1234, True))
+    client.force_login(staff)
+    html = client.get(reverse("review:items"), {"batch": "mi-b01"}).content.decode()
+    assert "about 1,234 items" in html and "estimate" in html
+    body = api_for(staff).get("/api/v1/items/", {"batch": "mi-b01"}).json()
+    assert (body["count"], body["count_capped"], body["count_estimated"]) == (1234, False, True)
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (12_000, True))
+    assert "about 10,000+ items" in client.get(reverse("review:items")).content.decode()
+
+
 def test_the_page_lists_sorts_and_pages_in_a_fixed_number_of_statements(world, client, staff, django_assert_max_num_queries):
     client.force_login(staff)
     url = reverse("review:items")
-    with django_assert_max_num_queries(6):  # session, user, batch, count, page, its items
+    # session, user, batch, the count (in a savepoint with its time budget: 5), page, its items
+    with django_assert_max_num_queries(10):
         response = client.get(url, {"batch": "mi-b01", "sort": "judgments", "dir": "desc", "size": 5})
     assert response.status_code == 200
     html = response.content.decode()
