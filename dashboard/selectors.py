@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, Min, Q, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, Min, Q, Sum, Window
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from accounts.models import Role, User
@@ -55,6 +55,28 @@ def _page(number, total: int) -> tuple[Page, int, int]:
     except (TypeError, ValueError):
         number = 1
     return Page(number, pages, total), (number - 1) * PAGE_SIZE, number * PAGE_SIZE
+
+
+def _paged(queryset, number) -> tuple[Page, list]:
+    """A page of `queryset` (ordered) with its Page, in one statement: the total is a window count
+    over all the rows (`COUNT(*) OVER ()`, computed before the LIMIT), so no separate count. Two
+    statements when the page asked for holds no row (no rows at all, or a page past the last: the
+    last page is shown). Rows come without the count (a values_list row loses its last column)."""
+    try:
+        number = max(1, int(number))
+    except (TypeError, ValueError):
+        number = 1
+    lo = (number - 1) * PAGE_SIZE
+    rows = list(queryset.annotate(page_total=Window(Count("*")))[lo:lo + PAGE_SIZE])
+    if rows:
+        first = rows[0]
+        if isinstance(first, tuple):
+            total, rows = first[-1], [row[:-1] for row in rows]
+        else:
+            total = first.page_total
+        return Page(number, max(1, -(-total // PAGE_SIZE)), total), rows
+    pager, lo, hi = _page(number, queryset.count())
+    return pager, (list(queryset[lo:hi]) if pager.total else [])
 
 
 TALLY_SUMS = ("items", "judged_items", "complete_items", "done", "judgments", "exposed", "agg_items", "agg_judged", "agg_complete")
@@ -125,8 +147,9 @@ def _live_unjudged(*, batch_ids, now) -> dict[int, int]:
 
 def progress_by_batch(*, window_days: int = 7, page=1) -> dict:
     """Judgments done / needed and items per state per batch, with throughput and ETA, from the
-    tallies (`verification.tallies`): 4 queries whatever the data (the page's batches, all
-    batches' sums, the live claims, the last days); `page=None`: every batch.
+    tallies (`verification.tallies`): 5 queries whatever the data (the page of batches with
+    their count, their tallies, all batches' sums, the live claims, the last days); `page=None`:
+    every batch.
 
     Item states: open (no judgment, no live claim), in progress (some judgments or a live
     claim, fewer than k), complete (k judgments, not aggregated yet), aggregated (has a
@@ -139,8 +162,7 @@ def progress_by_batch(*, window_days: int = 7, page=1) -> dict:
         chosen = list(batches)
         pager = Page(1, 1, len(chosen))
     else:
-        pager, lo, hi = _page(page, Batch.objects.count())
-        chosen = list(batches[lo:hi])
+        pager, chosen = _paged(batches, page)
     ids = [r[0] for r in chosen]
     per_batch = {
         r["batch_id"]: r
@@ -225,9 +247,9 @@ def adaptive_overlap_by_batch() -> list[dict]:
 
 
 def batches_page(*, page=1) -> dict:
-    """(id, name) of a page of batches, by name (2 queries)."""
-    pager, lo, hi = _page(page, Batch.objects.count())
-    return {"rows": list(Batch.objects.order_by("name").values_list("pk", "name")[lo:hi]), "page": pager}
+    """(id, name) of a page of batches, by name (1 query)."""
+    pager, rows = _paged(Batch.objects.order_by("name").values_list("pk", "name"), page)
+    return {"rows": rows, "page": pager}
 
 
 def staffing_by_batch(*, batches=None) -> list[dict]:
@@ -259,13 +281,14 @@ def staffing_by_batch(*, batches=None) -> list[dict]:
 
 
 def throughput_by_day(*, days: int = 30) -> list[dict]:
-    """Judgments per (UTC) day and cumulative judgments, for the last `days` days (2 queries, on `BatchDayTally`)."""
+    """Judgments per (UTC) day and cumulative judgments, for the last `days` days (1 query, on `BatchDayTally`)."""
     start = (timezone.now() - timedelta(days=days - 1)).date()
-    before = BatchDayTally.objects.filter(day__lt=start).aggregate(n=Coalesce(Sum("judgments"), 0))["n"]
+    # the days before the window fall into one bucket, the day before it
     per_day = dict(
-        BatchDayTally.objects.filter(day__gte=start).values("day").order_by("day").annotate(n=Sum("judgments")).values_list("day", "n")
+        BatchDayTally.objects.annotate(bucket=Greatest("day", start - timedelta(days=1))).values("bucket").order_by("bucket")
+        .annotate(n=Sum("judgments")).values_list("bucket", "n")
     )
-    out, cumulative = [], before
+    out, cumulative = [], per_day.get(start - timedelta(days=1), 0)
     for offset in range(days):
         day = start + timedelta(days=offset)
         n = per_day.get(day, 0)
@@ -322,7 +345,7 @@ GROUP_FIELDS = ("items", "retained", "ac1", "ac1_ci", "ac1_ci_low", "ac1_ci_high
 def agreement_overview(*, page=1, groups: bool = True) -> dict:
     """AC1 with CI, kappa and alpha per batch (current run; a page of 25 batches: `page=None`,
     every batch), and per task × domain of those batches unless `groups` is false (the page's
-    table of batches: the groups are a section of their own, loaded when shown) (2 queries)."""
+    table of batches: the groups are a section of their own, loaded when shown) (1 query)."""
     current = BatchResult.objects.filter(current_q())  # each batch's current run
     results = current.select_related("batch").order_by("batch__name").defer("details", "timings",
                                                                            *(() if groups else ("by_group",)))
@@ -331,8 +354,7 @@ def agreement_overview(*, page=1, groups: bool = True) -> dict:
         results = list(results)
         pager.total = len(results)
     else:
-        pager, lo, hi = _page(page, current.count())
-        results = results[lo:hi]
+        pager, results = _paged(results, page)
     results = list(results)
     batches = [
         {
@@ -471,14 +493,14 @@ def _cell(retained: int, total: int) -> dict:
 
 def verifier_stats(*, page=None) -> list[dict] | dict:
     """Per verifier: judgments, median seconds, gold and DS accuracy, NONE/MULTIPLE share,
-    outliers (4 queries on the tallies: `VerifierTally`, `VerifierSecondCount`,
-    `CurrentWorkerTally`, and the people). With `page`: {"rows": one page of 25, "page": Page}."""
+    outliers (4 queries: the page of people, and the tallies `VerifierTally`, `VerifierSecondCount`,
+    `CurrentWorkerTally`). With `page`: {"rows": one page of 25, "page": Page}."""
     people = User.objects.filter(Q(role=Role.VERIFIER) | Q(pk__in=VerifierTally.objects.values("verifier_id"))).order_by("username")
     pager = None
+    people = people.only("id", "username", "excluded_from_aggregation")
     if page is not None:
-        pager, lo, hi = _page(page, people.count())
-        people = people[lo:hi]
-    people = list(people.only("id", "username", "excluded_from_aggregation"))
+        pager, people = _paged(people, page)
+    people = list(people)
     ids = [p.id for p in people]
     stats = {t.verifier_id: t for t in VerifierTally.objects.filter(verifier_id__in=ids)}
     seconds: dict[int, dict[int, int]] = {}

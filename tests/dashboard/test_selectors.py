@@ -8,8 +8,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_progress_counts_judgments_and_item_states(world, django_assert_num_queries):
-    # the page's batches and their count, their tallies, all tallies' sums, the live claims, the last days
-    with django_assert_num_queries(6):
+    # the page's batches with their count, their tallies, all tallies' sums, the live claims, the last days
+    with django_assert_num_queries(5):
         progress = selectors.progress_by_batch()
     a, b = progress["batches"]
     assert (a.name, a.items, a.done, a.needed) == ("batch-a", 6, 18, 18)
@@ -28,20 +28,33 @@ def test_progress_queries_do_not_grow_with_batches(world, django_assert_num_quer
         ItemFactory(batch=BatchFactory(name=f"extra-{n}"))
     JudgmentFactory()
     summaries_rebuild()
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(5):
         progress = selectors.progress_by_batch()
     assert len(progress["batches"]) == 8
 
 
 def test_throughput_by_day_is_cumulative(world, django_assert_num_queries):
-    with django_assert_num_queries(2):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from verification.models import BatchDayTally
+
+    with django_assert_num_queries(1):
         days = selectors.throughput_by_day(days=7)
     assert len(days) == 7
     assert days[-1]["judgments"] == 19 and days[-1]["cumulative"] == 19
+    now = timezone.now()
+    for back, n in ((40, 5), (8, 2), (6, 4)):  # two days before the window, one in it
+        BatchDayTally.objects.create(batch=world.batch_b, day=(now - timedelta(days=back)).date(), judgments=n,
+                                     first_at=now - timedelta(days=back))
+    days = selectors.throughput_by_day(days=7)
+    assert [d["judgments"] for d in days] == [4, 0, 0, 0, 0, 0, 19]
+    assert [d["cumulative"] for d in days] == [11, 11, 11, 11, 11, 11, 30]
 
 
 def test_agreement_uses_latest_succeeded_run(world, django_assert_num_queries):
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(1):  # the page of current results with their count
         agreement = selectors.agreement_overview()
     [row] = agreement["batches"]
     assert row["batch"] == "batch-a" and row["run"] == world.run2.id
