@@ -215,10 +215,12 @@ def progress_by_batch(*, window_days: int = 7, page=1) -> dict:
     }
 
 
-def adaptive_overlap_by_batch() -> list[dict]:
-    """Per adaptive batch: judgments spent against what fixed k-max would cost, and the items
-    still undecided (all of them before the first refresh, then those the last one asked more of). 2 queries."""
-    batches = list(AdaptiveOverlap.objects.select_related("batch").order_by("batch__name"))
+def adaptive_overlap_by_batch(*, batch_ids=None) -> list[dict]:
+    """Per adaptive batch (of `batch_ids`, the page's batches; else all): judgments spent against
+    what fixed k-max would cost, and the items still undecided (all of them before the first
+    refresh, then those the last one asked more of). 2 queries (1 when no batch is adaptive)."""
+    adaptive = AdaptiveOverlap.objects.select_related("batch").order_by("batch__name")
+    batches = list(adaptive if batch_ids is None else adaptive.filter(batch_id__in=batch_ids))
     ids = [a.batch_id for a in batches]
     counts = {
         r["batch_id"]: r

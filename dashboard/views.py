@@ -33,7 +33,7 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
         return context | {
             "progress": progress,
             "throughput": selectors.throughput_by_day(),
-            "adaptive": selectors.adaptive_overlap_by_batch(),
+            "adaptive": selectors.adaptive_overlap_by_batch(batch_ids=[b.id for b in progress["batches"]]),
         }
     if name == "staffing":
         batches = selectors.batches_page(page=page)

@@ -177,6 +177,17 @@ def test_adaptive_overlap_spent_vs_fixed_k_max_and_undecided(world, client, staf
     html = client.get(reverse("dashboard:fragment", args=["progress"])).content.decode()
     assert 'id="adaptive-table"' in html and '<td class="spent">1</td><td class="cost">8</td>' in html
     assert "0 (settled)" in html
+    # …on the page of batches it is in, not on another (the adaptive table is paged with the progress table)
+    assert selectors.adaptive_overlap_by_batch(batch_ids=[world.batch_a.id]) == []
+    from dashboard import selectors as dashboard_selectors
+
+    dashboard_selectors.PAGE_SIZE, size = 1, dashboard_selectors.PAGE_SIZE
+    try:
+        first = client.get(reverse("dashboard:fragment", args=["progress"])).content.decode()
+        second = client.get(reverse("dashboard:fragment", args=["progress"]) + "?page=2").content.decode()
+    finally:
+        dashboard_selectors.PAGE_SIZE = size
+    assert 'id="adaptive-table"' not in first and 'id="adaptive-table"' in second
 
 
 def test_staffing_shows_what_each_batch_needs_and_its_exposed_judgments(django_assert_num_queries):
