@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.db import connection
 from django.db.models import Count, F, FloatField, OuterRef, Q, Subquery, Sum
 
 from verification import tallies
@@ -168,6 +169,9 @@ def rebuild() -> None:
     runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("pk"))
     for run in runs:
         result_cells_write(run_id=run.pk)
+    if connection.vendor == "postgresql":  # the cells just written, for the statements below to be planned on
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {ResultCell._meta.db_table}")
     for run in runs:
         run_retention_write(run=run)
     current_cells_rebuild()
