@@ -48,12 +48,17 @@ class Page:
         return self.number + 1 if self.number < self.pages else None
 
 
+def _page_number(number) -> int:
+    """The page asked for (from 1; anything else: 1), before it is held to the last page."""
+    try:
+        return max(1, int(number))
+    except (TypeError, ValueError):
+        return 1
+
+
 def _page(number, total: int) -> tuple[Page, int, int]:
     pages = max(1, -(-total // PAGE_SIZE))
-    try:
-        number = min(max(1, int(number)), pages)
-    except (TypeError, ValueError):
-        number = 1
+    number = min(_page_number(number), pages)
     return Page(number, pages, total), (number - 1) * PAGE_SIZE, number * PAGE_SIZE
 
 
@@ -62,10 +67,7 @@ def _paged(queryset, number) -> tuple[Page, list]:
     over all the rows (`COUNT(*) OVER ()`, computed before the LIMIT), so no separate count. Two
     statements when the page asked for holds no row (no rows at all, or a page past the last: the
     last page is shown). Rows come without the count (a values_list row loses its last column)."""
-    try:
-        number = max(1, int(number))
-    except (TypeError, ValueError):
-        number = 1
+    number = _page_number(number)
     lo = (number - 1) * PAGE_SIZE
     rows = list(queryset.annotate(page_total=Window(Count("*")))[lo:lo + PAGE_SIZE])
     if rows:
@@ -74,7 +76,7 @@ def _paged(queryset, number) -> tuple[Page, list]:
             total, rows = first[-1], [row[:-1] for row in rows]
         else:
             total = first.page_total
-        return Page(number, max(1, -(-total // PAGE_SIZE)), total), rows
+        return _page(number, total)[0], rows  # the page holds rows: it is not past the last
     pager, lo, hi = _page(number, queryset.count())
     return pager, (list(queryset[lo:hi]) if pager.total else [])
 
