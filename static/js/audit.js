@@ -56,6 +56,7 @@
       handled = true;
     } else if (key === "Enter") {
       if (event.target && event.target.tagName === "SUMMARY") return;  // Enter on "Skip" opens it
+      if (window.htmx) window.htmx.process(f);  // pressed in the instant after a swap: htmx's own submit, not the browser's
       handled = click(f.querySelector(panel && panel.open ? "[data-skip-confirm]" : "[data-submit]"));
     }
     if (handled) event.preventDefault();
