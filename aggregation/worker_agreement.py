@@ -22,6 +22,7 @@ from django.db.models.functions import TruncWeek
 
 from verification.models import Judgment
 
+from .current import pairs_q
 from .models import (
     BatchResult,
     ItemResult,
@@ -63,10 +64,7 @@ def _lock() -> None:
 
 
 def _runs_q(batches_by_run: dict[int, list[int]]) -> Q:
-    q = Q(pk__in=[])
-    for run_id, batch_ids in batches_by_run.items():
-        q |= Q(run_id=run_id, batch_id__in=batch_ids)
-    return q
+    return pairs_q({batch_id: run_id for run_id, batch_ids in batches_by_run.items() for batch_id in batch_ids})
 
 
 def _sums(batches_by_run: dict[int, list[int]]) -> tuple[Counter, Counter, Counter, Counter]:

@@ -4,14 +4,12 @@
 BatchResult for it; a run that failed or is still running never replaces them.
 """
 from collections.abc import Iterator
-from functools import reduce
 from pathlib import Path
-from operator import or_
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet, Sum
 
+from aggregation.current import pairs_q
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, ShortResults
 from annotation.models import Domain
 from review.selectors import adjudicated, release_rows
@@ -51,43 +49,6 @@ def current_batch_runs() -> dict[int, int]:
         .order_by("batch_id")
     )
     return {row["batch_id"]: row["run_id"] for row in rows}
-
-
-# Up to this many runs, the pairs are an OR of `run_id = r AND batch_id IN (…)` terms (index
-# friendly); past it, one hash lookup a row: an OR of one term per run costs every row a pass
-# over all the terms, and a batch aggregated when it completes has a run of its own (7,937
-# batches at 4M items: retention and the release grew with items × batches).
-PAIRS_OR_MAX_RUNS = 20
-
-
-class PairsIn(Func):
-    """`(batch_id, run_id) IN (SELECT * FROM unnest(batches, runs))` on PostgreSQL."""
-
-    template = "(%(expressions)s) IN (SELECT * FROM unnest(%%s::bigint[], %%s::bigint[]))"
-    output_field = BooleanField()
-    conditional = True
-
-    def __init__(self, pairs: dict[int, int], *, prefix: str = ""):
-        self.batches, self.runs = (list(column) for column in zip(*sorted(pairs.items())))
-        super().__init__(F(f"{prefix}batch_id"), F(f"{prefix}run_id"))
-
-    def as_sql(self, compiler, connection, **extra):
-        sql, params = super().as_sql(compiler, connection, **extra)
-        return sql, (*params, self.batches, self.runs)
-
-
-def pairs_q(pairs: dict[int, int], *, prefix: str = "") -> Q:
-    """(run, batch) pairs as a filter whose cost a row does not grow with the number of runs:
-    one `run_id = r AND batch_id IN (…)` term per run while they are few (or off PostgreSQL),
-    else `PairsIn`."""
-    if not pairs:
-        return Q(pk__in=[])
-    by_run: dict[int, list[int]] = {}
-    for batch_id, run_id in sorted(pairs.items()):
-        by_run.setdefault(run_id, []).append(batch_id)
-    if len(by_run) > PAIRS_OR_MAX_RUNS and connection.vendor == "postgresql":
-        return Q(PairsIn(pairs, prefix=prefix))
-    return reduce(or_, (Q(**{f"{prefix}run_id": r, f"{prefix}batch_id__in": b}) for r, b in sorted(by_run.items())))
 
 
 def current_item_results(*, pairs: dict[int, int] | None = None) -> QuerySet[ItemResult]:

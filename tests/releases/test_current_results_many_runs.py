@@ -6,6 +6,7 @@ import pytest
 
 from dashboard.summaries import summaries_rebuild
 
+from aggregation import current, worker_agreement
 from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus
 from releases import selectors
 from tests.factories import BatchFactory, ItemFactory
@@ -31,9 +32,9 @@ def many_runs(world):
 
 
 def _both(monkeypatch, read):
-    monkeypatch.setattr(selectors, "PAIRS_OR_MAX_RUNS", 10_000)
+    monkeypatch.setattr(current, "PAIRS_OR_MAX_RUNS", 10_000)
     with_or = read()
-    monkeypatch.setattr(selectors, "PAIRS_OR_MAX_RUNS", 0)
+    monkeypatch.setattr(current, "PAIRS_OR_MAX_RUNS", 0)
     return with_or, read()
 
 
@@ -68,6 +69,22 @@ def test_many_runs_give_the_same_retention_warnings_and_batch_results(many_runs,
 
 
 def test_many_runs_filter_is_one_row_lookup(many_runs, monkeypatch):
-    monkeypatch.setattr(selectors, "PAIRS_OR_MAX_RUNS", 0)
+    monkeypatch.setattr(current, "PAIRS_OR_MAX_RUNS", 0)
     sql = str(selectors.current_item_results(pairs=selectors.current_batch_runs()).query)
     assert "unnest" in sql and " OR " not in sql
+
+
+def test_many_runs_rebuild_the_same_agreement_totals(many_runs, monkeypatch):
+    """The agreement job's rebuild selects each batch's current run's rows with the same filter."""
+    from aggregation.models import WorkerAccuracyTotal, WorkerAgreementTotal
+
+    def read():
+        worker_agreement.worker_agreement_rebuild()
+        return (
+            sorted(WorkerAgreementTotal.objects.values_list("verifier_id", "task", "week", "judged", "agreed")),
+            sorted(WorkerAccuracyTotal.objects.values_list("verifier_id", "judgments")),
+        )
+
+    with_or, with_pairs = _both(monkeypatch, read)
+    assert with_or == with_pairs
+    assert with_pairs[0]  # the world's judgments are in them
