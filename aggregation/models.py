@@ -102,10 +102,16 @@ class BatchResult(models.Model):
     workers = models.PositiveIntegerField(default=0)
     details = models.JSONField(default=dict, blank=True, help_text="DS iterations, MV agreement, categories, ...")
     timings = models.JSONField(default=dict, blank=True)
+    # the batch's current results (those of its latest succeeded run): set in the transaction that
+    # makes the run SUCCEEDED (summaries.current_results_adopt), recounted by summaries.rebuild
+    is_current = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["run", "batch"]
-        constraints = [models.UniqueConstraint(fields=["run", "batch"], name="batchresult_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "batch"], name="batchresult_unique"),
+            models.UniqueConstraint(fields=["batch"], condition=models.Q(is_current=True), name="batchresult_one_current"),
+        ]
 
     @property
     def retention(self) -> float | None:

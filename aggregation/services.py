@@ -334,6 +334,7 @@ def aggregation_run_finish(*, run_id: int) -> AggregationRun:
         if len(results) != run.batches_total:
             raise AggregationError(f"run {run_id}: {len(results)} of {run.batches_total} batches written")
         worker_agreement.run_adopt(run_id=run_id)  # issue 23: the totals over current runs move to this one
+        summaries.current_results_adopt(run_id=run_id)  # under run_adopt's lock: one run adopts at a time
         now = timezone.now()
         started = run.started_at or run.created_at
         stage_sums: dict[str, float] = {}

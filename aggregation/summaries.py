@@ -7,6 +7,7 @@ the results of every item.
   results of the same batches.
 - `CurrentWorkerTally`: per verifier, Dawid–Skene accuracy × judgments over the current runs.
 - `ShortResults`: per run × batch × number of judgments, the results (release warnings: those under k).
+- `BatchResult.is_current`: which run's results are a batch's current ones (`current_results_adopt`).
 - `QueueSlot.aggregated` and the verification tallies' aggregated counts (`verification.tallies`).
 
 `runs_summaries_write` runs in the transaction that makes a run current (`services.aggregation_run_finish`);
@@ -19,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db import connection
-from django.db.models import Count, F, FloatField, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, Subquery, Sum
 
 from verification import tallies
 from verification.models import QueueSlot
@@ -59,6 +60,23 @@ def result_cells_write(*, run_id: int, batch_ids: Iterable[int] | None = None) -
         ShortResults(run_id=run_id, batch_id=r["batch_id"], n_judgments=r["n_judgments"], items=r["n"])
         for r in results.values("batch_id", "n_judgments").order_by().annotate(n=Count("id"))
     ], batch_size=5000)
+
+
+def current_results_adopt(*, run_id: int) -> list[int]:
+    """The run just made SUCCEEDED becomes the current results of its batches, except where a
+    later succeeded run is already (runs may finish out of order): `BatchResult.is_current`.
+    Returns the batches it became current for."""
+    newer = BatchResult.objects.filter(batch_id=OuterRef("batch_id"), is_current=True, run_id__gt=run_id)
+    batch_ids = list(BatchResult.objects.filter(run_id=run_id).exclude(Exists(newer)).values_list("batch_id", flat=True))
+    BatchResult.objects.filter(batch_id__in=batch_ids, is_current=True).exclude(run_id=run_id).update(is_current=False)
+    BatchResult.objects.filter(run_id=run_id, batch_id__in=batch_ids).update(is_current=True)
+    return batch_ids
+
+
+def current_results_rebuild() -> None:
+    """`BatchResult.is_current` from scratch: each batch's latest succeeded run."""
+    BatchResult.objects.filter(is_current=True).exclude(run_id=_latest_run()).update(is_current=False)
+    BatchResult.objects.filter(is_current=False, run_id=_latest_run()).update(is_current=True)
 
 
 def current_workers_rebuild() -> None:
@@ -164,6 +182,7 @@ def batches_regolded(*, item_ids: Iterable[int]) -> None:
 
 def rebuild() -> None:
     """Every retention summary and the aggregated marks, from the results."""
+    current_results_rebuild()
     ResultCell.objects.all().delete()
     RunRetention.objects.all().delete()
     runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("pk"))

@@ -14,7 +14,6 @@ from django.utils import timezone
 from accounts.models import Role, User
 from aggregation.models import AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, RunRetention
 from annotation.models import Batch, Task
-from releases.selectors import current_q
 from verification.models import (
     AdaptiveOverlap, BatchDayTally, BatchTally, Claim, ClaimStatus, QueueSlot, VerifierSecondCount, VerifierTally,
 )
@@ -350,7 +349,7 @@ def agreement_overview(*, page=1, groups: bool = True) -> dict:
     """AC1 with CI, kappa and alpha per batch (current run; a page of 25 batches: `page=None`,
     every batch), and per task × domain of those batches unless `groups` is false (the page's
     table of batches: the groups are a section of their own, loaded when shown) (1 query)."""
-    current = BatchResult.objects.filter(current_q())  # each batch's current run
+    current = BatchResult.objects.filter(is_current=True)  # each batch's current run
     results = current.select_related("batch").order_by("batch__name").defer("details", "timings",
                                                                            *(() if groups else ("by_group",)))
     if page is None:

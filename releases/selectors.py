@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import BooleanField, Count, F, Func, Max, Min, Q, QuerySet, Sum
+from django.db.models import BooleanField, Count, F, Func, Min, Q, QuerySet, Sum
 
 from aggregation.current import pairs_q
-from aggregation.models import AggregationRun, BatchResult, ItemResult, RunStatus, ShortResults
+from aggregation.models import AggregationRun, BatchResult, ItemResult, ShortResults
 from annotation.models import Domain
 from review.selectors import adjudicated, release_rows
 
@@ -18,8 +18,9 @@ from .models import Release, ReleaseStatus
 
 
 class CurrentPairs(Func):
-    """`(batch_id, run_id) IN (each batch's latest succeeded run)`, computed in the statement (a
-    hash semi-join over the batch results) instead of sent as arrays of every pair (issue 23)."""
+    """`(batch_id, run_id) IN (the current batch results)`: the pairs the aggregation job marks
+    (`BatchResult.is_current`, one per batch, a partial index), read in the statement instead of
+    sent as arrays of every pair or grouped over every batch's results (issue 23)."""
 
     output_field = BooleanField()
     conditional = True
@@ -29,10 +30,9 @@ class CurrentPairs(Func):
 
     def as_sql(self, compiler, connection, **extra):
         sql, params = super().as_sql(compiler, connection, **extra)
-        inner = (f"SELECT br.batch_id, MAX(br.run_id) FROM {BatchResult._meta.db_table} br JOIN {AggregationRun._meta.db_table} r"
-                 f" ON r.id = br.run_id WHERE r.status = %s GROUP BY br.batch_id")
+        inner = f"SELECT br.batch_id, br.run_id FROM {BatchResult._meta.db_table} br WHERE br.is_current"
         columns = sql[sql.index("(") + 1:sql.rindex(")")]
-        return f"({columns}) IN ({inner})", (*params, RunStatus.SUCCEEDED.value)
+        return f"({columns}) IN ({inner})", params
 
 
 def current_q(*, prefix: str = "") -> Q:
@@ -42,13 +42,7 @@ def current_q(*, prefix: str = "") -> Q:
 
 def current_batch_runs() -> dict[int, int]:
     """batch id -> id of the latest succeeded run that aggregated it (one query)."""
-    rows = (
-        BatchResult.objects.filter(run__status=RunStatus.SUCCEEDED)
-        .values("batch_id")
-        .annotate(run_id=Max("run_id"))
-        .order_by("batch_id")
-    )
-    return {row["batch_id"]: row["run_id"] for row in rows}
+    return dict(BatchResult.objects.filter(is_current=True).order_by("batch_id").values_list("batch_id", "run_id"))
 
 
 def current_item_results(*, pairs: dict[int, int] | None = None) -> QuerySet[ItemResult]:

@@ -36,6 +36,7 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import override_settings
 
+from dialtom_site.db.statistics import analyze_own_tables
 from dialtom_site.loopback import LoopbackClient
 
 from .servers import Servers, server_env
@@ -224,9 +225,9 @@ class StatisticsKeeper(threading.Thread):
             with connection.cursor() as cursor:
                 cursor.execute("SHOW autovacuum")
                 self.autovacuum = cursor.fetchone()[0]
-                while self.autovacuum == "off" and not self.done.wait(self.every):
-                    cursor.execute("ANALYZE")
-                    self.runs += 1
+            while self.autovacuum == "off" and not self.done.wait(self.every):
+                analyze_own_tables(connection)
+                self.runs += 1
         finally:
             connection.close()  # this thread's own connection
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from aggregation import services as aggregation_services
-from aggregation.models import CurrentResultCell, CurrentWorkerTally, ResultCell, RunRetention, ShortResults
+from aggregation.models import BatchResult, CurrentResultCell, CurrentWorkerTally, ResultCell, RunRetention, ShortResults
 from annotation.models import Item
 from dashboard.summaries import REBUILDERS, summaries_rebuild
 from tests.verification.factories import open_batch, verifiers
@@ -32,6 +32,7 @@ SUMMARIES = {
                    "change", "change_batches"),
     CurrentWorkerTally: ("verifier_id", "weighted", "n"),
     ShortResults: ("run_id", "batch_id", "n_judgments", "items"),
+    BatchResult: ("run_id", "batch_id", "is_current"),
 }
 
 

@@ -64,7 +64,10 @@ def test_without_autovacuum_the_rehearsal_analyzes_the_tables_it_grows():
     done = threading.Event()
     keeper = StatisticsKeeper(every=0.1, done=done)
     keeper.start()
-    time.sleep(1.0)
+    deadline = time.monotonic() + 30  # an ANALYZE of the whole database takes seconds on a busy machine
+    time.sleep(0.5)
+    while keeper.autovacuum != "on" and keeper.runs < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
     done.set()
     keeper.join(timeout=30)
     summary = keeper.summary()
