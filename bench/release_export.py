@@ -121,7 +121,7 @@ def fill():
         ItemResult.objects.bulk_create(results, batch_size=5000)
         BatchResult.objects.bulk_create([
             BatchResult(run=run, batch_id=b, items=t, judgments=3 * t, retained=k, ac1=0.9, ac1_se=0.01,
-                        ac1_ci_low=0.88, ac1_ci_high=0.92, kappa=0.6, alpha=0.61)
+                        ac1_ci_low=0.88, ac1_ci_high=0.92, kappa=0.6, alpha=0.61, is_current=True)
             for b, (t, k) in per_batch.items()
         ])
     from django.db import connection
