@@ -117,8 +117,9 @@ def bounded_count(queryset: QuerySet, *, budget_ms: int) -> tuple[int, bool]:
 
 
 def items_count(rows: QuerySet[ItemSummary]) -> tuple[int, bool, bool]:
-    """(how many, whether there are more than COUNT_CAP, whether it is an estimate): one statement
-    reading at most COUNT_CAP + 1 index entries, within COUNT_BUDGET_MS; past it the planner's estimate."""
+    """(how many, whether there are more than COUNT_CAP, whether it is an estimate): one count
+    reading at most COUNT_CAP + 1 index entries, within COUNT_BUDGET_MS (in a savepoint, see
+    `bounded_count`); past it the planner's estimate (one EXPLAIN more)."""
     n, estimated = bounded_count(rows.order_by()[: COUNT_CAP + 1], budget_ms=COUNT_BUDGET_MS)
     return min(n, COUNT_CAP), n > COUNT_CAP, estimated
 
