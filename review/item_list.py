@@ -24,6 +24,9 @@ COUNT_CAP = 10_000
 # a count's time budget (ms): a combination of filters matching a few thousand items spread over
 # millions cannot be counted from an index; past the budget the page shows the planner's estimate
 COUNT_BUDGET_MS = settings.DIALTOM_ITEM_COUNT_BUDGET_MS
+# a page whose count ran out of its budget shows the estimate and asks for the exact count
+# after it has loaded (`/review/items-count/`), with this longer budget
+COUNT_LATER_BUDGET_MS = settings.DIALTOM_ITEM_COUNT_LATER_BUDGET_MS
 _QUERY_CANCELED = "57014"
 PAGE_SIZE = 50
 # sort name -> the summary's column (each has an index `(column, item_id)`)
@@ -116,11 +119,11 @@ def bounded_count(queryset: QuerySet, *, budget_ms: int) -> tuple[int, bool]:
     return int(plan[0]["Plan"]["Plan Rows"]), True
 
 
-def items_count(rows: QuerySet[ItemSummary]) -> tuple[int, bool, bool]:
+def items_count(rows: QuerySet[ItemSummary], *, budget_ms: int | None = None) -> tuple[int, bool, bool]:
     """(how many, whether there are more than COUNT_CAP, whether it is an estimate): one count
     reading at most COUNT_CAP + 1 index entries, within COUNT_BUDGET_MS (in a savepoint, see
     `bounded_count`); past it the planner's estimate (one EXPLAIN more)."""
-    n, estimated = bounded_count(rows.order_by()[: COUNT_CAP + 1], budget_ms=COUNT_BUDGET_MS)
+    n, estimated = bounded_count(rows.order_by()[: COUNT_CAP + 1], budget_ms=COUNT_BUDGET_MS if budget_ms is None else budget_ms)
     return min(n, COUNT_CAP), n > COUNT_CAP, estimated
 
 
@@ -138,6 +141,11 @@ class ItemPage:
 
 def _key(row: ItemSummary, column: str | None):
     return None if column is None else getattr(row, column)
+
+
+def item_list_count(*, filters: dict) -> tuple[int, bool, bool]:
+    """The count a page could not make within its budget, asked for once the page has loaded."""
+    return items_count(items_filtered(filters=filters), budget_ms=COUNT_LATER_BUDGET_MS)
 
 
 def item_page(*, filters: dict, count: bool = True) -> ItemPage:

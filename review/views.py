@@ -120,6 +120,26 @@ def item_list(request):
                   status=status)
 
 
+def _count_context(total: int, capped: bool, estimated: bool, *, later_url: str = "") -> dict:
+    """What the list says of its total: exact, or PostgreSQL's estimate (then, on the page, the
+    exact count is asked for once the page has loaded: `later_url`)."""
+    text = f"{'about ' if estimated else ''}{total:,}{'+' if capped else ''}"
+    return {"total_text": text, "total": total, "estimated": estimated, "later_url": later_url if estimated else "",
+            "budget_ms": item_list_reads.COUNT_LATER_BUDGET_MS}
+
+
+@staff_required(area="The review pages")
+def item_list_count(request):
+    """The exact count of a filtered list whose page showed an estimate (htmx, once the page has
+    loaded), within a longer budget; past it, still the estimate, and said so."""
+    form = ItemFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse("Bad filters: " + "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()), status=400,
+                            content_type="text/plain; charset=utf-8")
+    total, capped, estimated = item_list_reads.item_list_count(filters=form.cleaned_data)
+    return render(request, "review/_item_count.html", {**_count_context(total, capped, estimated), "counted_later": True})
+
+
 def _item_list_links(request, page) -> dict:
     """Links of the list page: the next and previous pages, each sort (its direction toggled), the query to come back to."""
     params = request.GET.copy()
@@ -127,8 +147,8 @@ def _item_list_links(request, page) -> dict:
         params.pop(key, None)
     links = {"back": params.urlencode()}
     if page is not None:
-        links["total_text"] = (f"about {page.total:,}{'+' if page.capped else ''}" if page.estimated
-                               else f"{page.total:,}{'+' if page.capped else ''}")
+        links.update(_count_context(page.total, page.capped, page.estimated,
+                                    later_url=reverse("review:items-count") + "?" + params.urlencode()))
         for name, cursor in (("next_url", page.next), ("previous_url", page.previous)):
             if cursor:
                 there = params.copy()

@@ -356,8 +356,10 @@ DIALTOM_LOGIN_WINDOW_SECONDS = int(env("DIALTOM_LOGIN_WINDOW_SECONDS", "900"))
 DIALTOM_RUN_UPLOAD_MAX_BYTES = int(env("DIALTOM_RUN_UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
 DIALTOM_READER_RUNS_PER_DAY = int(env("DIALTOM_READER_RUNS_PER_DAY", "5"))
 # The item list's total (review.item_list): counted exactly within this many milliseconds, past
-# which the page shows PostgreSQL's estimate and says so.
-DIALTOM_ITEM_COUNT_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_BUDGET_MS", "50"))
+# which the page shows PostgreSQL's estimate and says so, and asks for the exact count once it
+# has loaded (/review/items-count/), which may take up to the second budget.
+DIALTOM_ITEM_COUNT_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_BUDGET_MS", "20"))
+DIALTOM_ITEM_COUNT_LATER_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_LATER_BUDGET_MS", "3000"))
 
 LOGGING = {
     "version": 1,

@@ -160,3 +160,18 @@ def test_staff_upload_predictions_and_see_them_scored(demo, celery_worker, login
     expect(page.locator("h1")).to_contain_text("My model")
     expect(page.locator("#overall")).not_to_have_text("–", timeout=20_000)  # the page refreshes until scored
     assert ModelRun.objects.get(name="my-model").status == "succeeded"
+
+
+def test_staff_item_list_gives_the_exact_count_after_an_estimate(demo, login, live_server, monkeypatch):
+    """A count over the page's budget: "about" first, then the exact count, fetched once the page has loaded."""
+    from annotation.models import ItemSummary
+    from review import item_list
+
+    real = item_list.bounded_count
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (
+        (99_999, True) if budget_ms == item_list.COUNT_BUDGET_MS else real(queryset, budget_ms=budget_ms)))
+    page = login(User.objects.get(username="admin"), password=DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/review/items/?task=retrospective")
+    exact = ItemSummary.objects.filter(task="retrospective").count()
+    expect(page.locator("#item-count")).to_contain_text(f"{exact:,} items")
+    expect(page.locator("#item-count")).not_to_contain_text("about")

@@ -145,6 +145,38 @@ def test_an_estimated_count_reads_about_on_the_page_and_in_the_api(world, client
     assert "about 10,000+ items" in client.get(reverse("review:items")).content.decode()
 
 
+def test_an_estimated_page_asks_for_the_exact_count_once_it_has_loaded(world, client, staff, verifier, monkeypatch):
+    """A count over its page budget: the page says "about", and asks /review/items-count/ (htmx,
+    on load) for the exact count with the filters it shows, within the longer budget."""
+    import re
+    from html import unescape
+
+    real = item_list.bounded_count
+    budgets = []
+
+    def page_too_slow(queryset, budget_ms):
+        budgets.append(budget_ms)
+        return (1234, True) if budget_ms == item_list.COUNT_BUDGET_MS else real(queryset, budget_ms=budget_ms)
+
+    monkeypatch.setattr(item_list, "bounded_count", page_too_slow)
+    client.force_login(staff)
+    html = client.get(reverse("review:items"), {"batch": "mi-b01", "sort": "judgments"}).content.decode()
+    assert "about 1,234 items" in html
+    later = unescape(re.search(r'hx-get="([^"]+)"', html).group(1))
+    assert later.startswith(reverse("review:items-count")) and "batch=mi-b01" in later
+    fragment = client.get(later).content.decode()
+    assert budgets[-1] == item_list.COUNT_LATER_BUDGET_MS > item_list.COUNT_BUDGET_MS
+    assert "12 items" in fragment and "about" not in fragment and "hx-get" not in fragment  # mi-b01 holds 12
+
+    # past the longer budget too: still the estimate, said so, and not asked for again
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (1234, True))
+    fragment = client.get(later).content.decode()
+    assert "about 1,234 items" in fragment and "hx-get" not in fragment and "took over" in fragment
+    assert client.get(reverse("review:items-count"), {"posterior_min": "2"}).status_code == 400
+    client.force_login(verifier)
+    assert client.get(later).status_code == 403
+
+
 def test_the_page_lists_sorts_and_pages_in_a_fixed_number_of_statements(world, client, staff, django_assert_max_num_queries):
     client.force_login(staff)
     url = reverse("review:items")
