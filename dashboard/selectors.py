@@ -61,11 +61,18 @@ def _page(number, total: int) -> tuple[Page, int, int]:
     return Page(number, pages, total), (number - 1) * PAGE_SIZE, number * PAGE_SIZE
 
 
-def _paged(queryset, number) -> tuple[Page, list]:
+def _paged(queryset, number, *, counted_by=None) -> tuple[Page, list]:
     """A page of `queryset` (ordered) with its Page, in one statement: the total is a window count
     over all the rows (`COUNT(*) OVER ()`, computed before the LIMIT), so no separate count. Two
     statements when the page asked for holds no row (no rows at all, or a page past the last: the
-    last page is shown). Rows come without the count (a values_list row loses its last column)."""
+    last page is shown). Rows come without the count (a values_list row loses its last column).
+
+    `counted_by`: a queryset of as many rows that counts from an index alone: then the total is its
+    count and the page a LIMIT that stops at its rows (two statements, each of a page's cost),
+    where the window would read every row of the table at every load (7,938 batches at 4M items)."""
+    if counted_by is not None:
+        pager, lo, hi = _page(number, counted_by.count())
+        return pager, (list(queryset[lo:hi]) if pager.total else [])
     number = _page_number(number)
     lo = (number - 1) * PAGE_SIZE
     rows = list(queryset.annotate(page_total=Window(Count("*")))[lo:lo + PAGE_SIZE])
@@ -148,8 +155,8 @@ def _live_unjudged(*, batch_ids, now) -> dict[int, int]:
 
 def progress_by_batch(*, window_days: int = 7, page=1) -> dict:
     """Judgments done / needed and items per state per batch, with throughput and ETA, from the
-    tallies (`verification.tallies`): 5 queries whatever the data (the page of batches with
-    their count, their tallies, all batches' sums, the live claims, the last days); `page=None`:
+    tallies (`verification.tallies`): 6 queries whatever the data (the batches' count, the page of
+    batches, their tallies, all batches' sums, the live claims, the last days); `page=None`:
     every batch.
 
     Item states: open (no judgment, no live claim), in progress (some judgments or a live
@@ -163,7 +170,7 @@ def progress_by_batch(*, window_days: int = 7, page=1) -> dict:
         chosen = list(batches)
         pager = Page(1, 1, len(chosen))
     else:
-        pager, chosen = _paged(batches, page)
+        pager, chosen = _paged(batches, page, counted_by=Batch.objects.all())
     ids = [r[0] for r in chosen]
     per_batch = {
         r["batch_id"]: r
@@ -348,7 +355,8 @@ GROUP_FIELDS = ("items", "retained", "ac1", "ac1_ci", "ac1_ci_low", "ac1_ci_high
 def agreement_overview(*, page=1, groups: bool = True) -> dict:
     """AC1 with CI, kappa and alpha per batch (current run; a page of 25 batches: `page=None`,
     every batch), and per task × domain of those batches unless `groups` is false (the page's
-    table of batches: the groups are a section of their own, loaded when shown) (1 query)."""
+    table of batches: the groups are a section of their own, loaded when shown) (2 queries: the
+    count of current results, from their partial index, and the page)."""
     current = BatchResult.objects.filter(is_current=True)  # each batch's current run
     results = current.select_related("batch").order_by("batch__name").defer("details", "timings",
                                                                            *(() if groups else ("by_group",)))
@@ -357,7 +365,7 @@ def agreement_overview(*, page=1, groups: bool = True) -> dict:
         results = list(results)
         pager.total = len(results)
     else:
-        pager, results = _paged(results, page)
+        pager, results = _paged(results, page, counted_by=current)
     results = list(results)
     batches = [
         {

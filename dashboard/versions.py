@@ -17,33 +17,60 @@ def _t(model) -> str:
     return model._meta.db_table
 
 
-def _version_sql() -> dict[str, str]:
+def _parts() -> dict[str, str]:
+    """Each thing a section's fingerprint reads: one row, one text column `v`."""
     from references.models import ReferenceAssignment, ReferenceSubmission  # noqa: PLC0415
     from releases.models import Release  # noqa: PLC0415
 
-    runs = f"(SELECT concat_ws('.', count(*), max(id::text)) FROM {_t(AggregationRun)} WHERE status = 'succeeded')"
-    tallies = f"(SELECT concat_ws('.', sum(judgments), sum(items), sum(agg_items), count(*)) FROM {_t(BatchTally)})"
-    batches = f"(SELECT concat_ws('.', count(*), sum(overlap), count(*) FILTER (WHERE status = 'open'), count(*) FILTER (WHERE status = 'paused')) FROM {_t(Batch)})"
-    live = f"(SELECT count(*) FROM {_t(Claim)} WHERE status = 'active' AND expires_at > now())"
-    adaptive = f"(SELECT concat_ws('.', count(*), sum(rounds), sum(undecided)) FROM {_t(AdaptiveOverlap)})"
-    latest = f"(SELECT concat_ws('.', id, status, progress, batches_done) FROM {_t(AggregationRun)} ORDER BY created_at DESC, id DESC LIMIT 1)"
-    cells = f"(SELECT concat_ws('.', sum(total), sum(retained), count(*)) FROM {_t(CurrentResultCell)})"
-    people = (f"(SELECT concat_ws('.', sum(judgments), count(*)) FROM {_t(VerifierTally)}),"
-              f" (SELECT concat_ws('.', count(*), count(*) FILTER (WHERE excluded_from_aggregation)) FROM {_t(User)}),"
-              f" (SELECT concat_ws('.', sum(n), count(*)) FROM {_t(CurrentWorkerTally)}),"
-              f" (SELECT concat_ws('.', count(*), max(id::text), count(*) FILTER (WHERE status = 'sent_back')) FROM {_t(ReferenceAssignment)}),"
-              f" (SELECT concat_ws('.', count(*), max(id::text)) FROM {_t(ReferenceSubmission)})")
-    releases = f"(SELECT concat_ws('.', count(*), max(id::text), count(*) FILTER (WHERE status = 'ready'), count(*) FILTER (WHERE error <> '')) FROM {_t(Release)})"
     return {
-        "progress": f"SELECT concat_ws('|', {tallies}, {batches}, {live}, {adaptive}, current_date)",
-        "staffing": f"SELECT concat_ws('|', {tallies}, {batches})",
-        "agreement": f"SELECT concat_ws('|', {runs})",
-        "agreement_groups": f"SELECT concat_ws('|', {runs})",
-        "retention": f"SELECT concat_ws('|', {runs}, {cells}, {tallies})",
-        "people": f"SELECT concat_ws('|', {people})",
-        "run": f"SELECT concat_ws('|', {latest}, {tallies}, {batches})",
-        "releases": f"SELECT concat_ws('|', {releases}, {runs}, {tallies})",
+        "runs": f"SELECT concat_ws('.', count(*), max(id::text)) FROM {_t(AggregationRun)} WHERE status = 'succeeded'",
+        "tallies": f"SELECT concat_ws('.', sum(judgments), sum(items), sum(agg_items), count(*)) FROM {_t(BatchTally)}",
+        "batches": (f"SELECT concat_ws('.', count(*), sum(overlap), count(*) FILTER (WHERE status = 'open'),"
+                    f" count(*) FILTER (WHERE status = 'paused')) FROM {_t(Batch)}"),
+        "live": f"SELECT count(*)::text FROM {_t(Claim)} WHERE status = 'active' AND expires_at > now()",
+        "adaptive": f"SELECT concat_ws('.', count(*), sum(rounds), sum(undecided)) FROM {_t(AdaptiveOverlap)}",
+        "latest": (f"SELECT concat_ws('.', id, status, progress, batches_done) FROM {_t(AggregationRun)}"
+                   f" ORDER BY created_at DESC, id DESC LIMIT 1"),
+        "cells": f"SELECT concat_ws('.', sum(total), sum(retained), count(*)) FROM {_t(CurrentResultCell)}",
+        "verifiers": f"SELECT concat_ws('.', sum(judgments), count(*)) FROM {_t(VerifierTally)}",
+        "users": f"SELECT concat_ws('.', count(*), count(*) FILTER (WHERE excluded_from_aggregation)) FROM {_t(User)}",
+        "workers": f"SELECT concat_ws('.', sum(n), count(*)) FROM {_t(CurrentWorkerTally)}",
+        "assignments": (f"SELECT concat_ws('.', count(*), max(id::text), count(*) FILTER (WHERE status = 'sent_back'))"
+                        f" FROM {_t(ReferenceAssignment)}"),
+        "submissions": f"SELECT concat_ws('.', count(*), max(id::text)) FROM {_t(ReferenceSubmission)}",
+        "releases": (f"SELECT concat_ws('.', count(*), max(id::text), count(*) FILTER (WHERE status = 'ready'),"
+                     f" count(*) FILTER (WHERE error <> '')) FROM {_t(Release)}"),
+        "today": "SELECT current_date::text",
     }
+
+
+# section -> the parts its fingerprint reads, in order
+SECTION_PARTS = {
+    "progress": ("tallies", "batches", "live", "adaptive", "today"),
+    "staffing": ("tallies", "batches"),
+    "agreement": ("runs",),
+    "agreement_groups": ("runs",),
+    "retention": ("runs", "cells", "tallies"),
+    "people": ("verifiers", "users", "workers", "assignments", "submissions"),
+    "run": ("latest", "tallies", "batches"),
+    "releases": ("releases", "runs", "tallies"),
+}
+
+
+def _versions_sql(names: list[str]) -> str:
+    """One statement: each part the sections read is computed once (a CTE each), however many
+    sections read it: the batch tallies' sums are read by five sections of the page."""
+    parts = _parts()
+    used = list(dict.fromkeys(p for n in names for p in SECTION_PARTS[n]))
+    ctes = ", ".join(f"p_{p} AS ({parts[p]})" for p in used)
+    columns = ", ".join(
+        "concat_ws('|', " + ", ".join(f"(SELECT * FROM p_{p})" for p in SECTION_PARTS[n]) + ")" for n in names
+    )
+    return f"WITH {ctes} SELECT {columns}"
+
+
+def _fingerprint(value: str | None) -> str:
+    return hashlib.blake2s((value or "").encode(), digest_size=6).hexdigest()
 
 
 def section_versions(names) -> dict[str, str]:
@@ -51,20 +78,15 @@ def section_versions(names) -> dict[str, str]:
     names = list(names)
     if connection.vendor != "postgresql":
         return dict.fromkeys(names, "")
-    sql = _version_sql()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join(f"({sql[n]})" for n in names))
+        cursor.execute(_versions_sql(names))
         values = cursor.fetchone()
-    return {n: hashlib.blake2s((v or "").encode(), digest_size=6).hexdigest() for n, v in zip(names, values)}
+    return {n: _fingerprint(v) for n, v in zip(names, values)}
 
 
 def section_version(name: str) -> str:
     """A short fingerprint of what a dashboard section shows (one statement on the summaries): the
     page polls with it and the server answers 204 No Content while it is the same."""
-    sql = _version_sql()[name]
     if connection.vendor != "postgresql":  # SQLite (the demo): no concat_ws FILTER; always fresh
         return ""
-    with connection.cursor() as cursor:
-        cursor.execute(sql)
-        value = cursor.fetchone()[0] or ""
-    return hashlib.blake2s(value.encode(), digest_size=6).hexdigest()
+    return section_versions([name])[name]

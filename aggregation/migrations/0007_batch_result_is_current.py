@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
         migrations.RunPython(mark_current, migrations.RunPython.noop),
         migrations.AddConstraint(
             model_name="batchresult",
-            constraint=models.UniqueConstraint(condition=models.Q(("is_current", True)), fields=("batch",),
+            constraint=models.UniqueConstraint(condition=models.Q(("is_current", True)), fields=("batch",), include=("run",),
                                                name="batchresult_one_current"),
         ),
     ]

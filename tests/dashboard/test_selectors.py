@@ -8,8 +8,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_progress_counts_judgments_and_item_states(world, django_assert_num_queries):
-    # the page's batches with their count, their tallies, all tallies' sums, the live claims, the last days
-    with django_assert_num_queries(5):
+    # the batches' count, the page's batches, their tallies, all tallies' sums, the live claims, the last days
+    with django_assert_num_queries(6):
         progress = selectors.progress_by_batch()
     a, b = progress["batches"]
     assert (a.name, a.items, a.done, a.needed) == ("batch-a", 6, 18, 18)
@@ -28,7 +28,7 @@ def test_progress_queries_do_not_grow_with_batches(world, django_assert_num_quer
         ItemFactory(batch=BatchFactory(name=f"extra-{n}"))
     JudgmentFactory()
     summaries_rebuild()
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         progress = selectors.progress_by_batch()
     assert len(progress["batches"]) == 8
 
@@ -54,7 +54,7 @@ def test_throughput_by_day_is_cumulative(world, django_assert_num_queries):
 
 
 def test_agreement_uses_latest_succeeded_run(world, django_assert_num_queries):
-    with django_assert_num_queries(1):  # the page of current results with their count
+    with django_assert_num_queries(2):  # the current results' count (from an index), their page
         agreement = selectors.agreement_overview()
     [row] = agreement["batches"]
     assert row["batch"] == "batch-a" and row["run"] == world.run2.id
