@@ -114,6 +114,8 @@ class BatchResult(models.Model):
             models.UniqueConstraint(fields=["batch"], condition=models.Q(is_current=True), include=["run"],
                                     name="batchresult_one_current"),
         ]
+        # the release's low-agreement warning: the current results under the threshold, not a pass over all
+        indexes = [models.Index(fields=["ac1"], condition=models.Q(is_current=True), name="batchresult_current_ac1")]
 
     @property
     def retention(self) -> float | None:
@@ -227,3 +229,5 @@ class ShortResults(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "batch", "n_judgments"], name="short_results_one")]
+        # the warning reads only the rows under the largest overlap: rare, found without a pass over every batch
+        indexes = [models.Index(fields=["n_judgments"], name="short_results_n_judgments")]

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import BooleanField, Count, F, Func, Min, Q, QuerySet, Sum
+from django.db.models import BooleanField, Count, F, Func, Min, Q, QuerySet, Subquery, Sum
 
 from aggregation.current import pairs_q
 from aggregation.models import AggregationRun, BatchResult, ItemResult, ShortResults
-from annotation.models import Domain
+from annotation.models import Batch, Domain
 from review.selectors import adjudicated, release_rows
 
 from .models import Release, ReleaseStatus
@@ -195,7 +195,7 @@ def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
     current = current_q() if pairs is None else (pairs_q(pairs) if pairs else Q(pk__in=[]))
     threshold = settings.DIALTOM_AC1_FLAG_THRESHOLD
     warnings = []
-    low = BatchResult.objects.filter(current, ac1__lt=threshold).select_related("batch").only("ac1", "batch__name")
+    low = BatchResult.objects.filter(Q(is_current=True) if pairs is None else current, ac1__lt=threshold).select_related("batch").only("ac1", "batch__name")
     for br in low:
         if br.ac1 is not None and br.ac1 < threshold:
             warnings.append(
@@ -207,8 +207,10 @@ def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
                 }
             )
     # issue 23: from the aggregation job's summary of each run (`ShortResults`), not a pass over the results
+    # only the rows under the largest overlap (an index range; none, mostly), then each against its batch's
+    largest = Subquery(Batch.objects.order_by("-overlap").values("overlap")[:1])
     short = (
-        ShortResults.objects.filter(current, n_judgments__lt=F("batch__overlap"))
+        ShortResults.objects.filter(current, n_judgments__lt=largest).filter(n_judgments__lt=F("batch__overlap"))
         .values("batch__name", "batch__overlap").annotate(items=Sum("items"), fewest=Min("n_judgments")).order_by("batch__name")
     )
     for row in short:
