@@ -43,6 +43,7 @@ class AggregationRun(JobFields):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["-created_at", "-id"], name="aggregationrun_latest")]  # the latest run, at any count
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.status})"
