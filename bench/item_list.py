@@ -17,6 +17,7 @@ import json
 import os
 import re
 import statistics
+from html import unescape
 import sys
 import time
 from pathlib import Path
@@ -73,7 +74,13 @@ def main() -> int:
         seconds, response = timed(staff, "/review/items/", params)
         html = response.content.decode()
         cursor = re.search(r'[?&]after=([^"&]+)"? ?[^>]*rel="next"', html) or re.search(r'after=([A-Za-z0-9_-]+)', html)
-        count = re.search(r'<p id="item-count">([^ ]+) item', html).group(1)
+        count = re.search(r'<span id="item-total"[^>]*>([^<]+?) items?\b', html).group(1)
+        later = re.search(r'<span id="item-total" hx-get="([^"]+)"', html)
+        exact = None
+        if later:  # the page showed an estimate: the exact count it asks for once loaded
+            exact_s, exact_response = timed(staff, unescape(later.group(1)), {})
+            exact = (round(exact_s * 1000, 2), re.search(r'<span id="item-total"[^>]*>([^<]+?) items?\b',
+                                                         exact_response.content.decode()).group(1))
         if cursor:  # the page after: a keyset cursor
             after, _ = timed(staff, "/review/items/", {**params, "after": cursor.group(1)})
         else:
@@ -91,10 +98,12 @@ def main() -> int:
             "ms": round(seconds * 1000, 2), "x_login": round(seconds / login, 1),
             "next_ms": round(after * 1000, 2) if after else None, "statements": len(queries.captured_queries),
             "count": count, "seq_scans_on_large": sorted(set(seq)),
+            "exact_count_later_ms": exact[0] if exact else None, "exact_count_later": exact[1] if exact else None,
         }
         print(f"{name}: {seconds * 1000:.1f} ms ({seconds / login:.1f}× login), next page "
               f"{after * 1000 if after else float('nan'):.1f} ms, {len(queries.captured_queries)} statements, "
-              f"count {rows['pages'][name]['count']}, seq scans on large tables: {sorted(set(seq)) or 'none'}", flush=True)
+              f"count {rows['pages'][name]['count']}" + (f" (exact {exact[1]} after the page, in {exact[0]:.1f} ms)" if exact else "")
+              + f", seq scans on large tables: {sorted(set(seq)) or 'none'}", flush=True)
     out = ROOT / "bench" / "results" / f"item_list_{os.environ['SCALE_DB']}.json"
     out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -358,7 +358,7 @@ DIALTOM_READER_RUNS_PER_DAY = int(env("DIALTOM_READER_RUNS_PER_DAY", "5"))
 # The item list's total (review.item_list): counted exactly within this many milliseconds, past
 # which the page shows PostgreSQL's estimate and says so, and asks for the exact count once it
 # has loaded (/review/items-count/), which may take up to the second budget.
-DIALTOM_ITEM_COUNT_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_BUDGET_MS", "20"))
+DIALTOM_ITEM_COUNT_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_BUDGET_MS", "10"))
 DIALTOM_ITEM_COUNT_LATER_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_LATER_BUDGET_MS", "3000"))
 
 LOGGING = {
