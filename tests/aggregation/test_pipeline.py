@@ -268,3 +268,26 @@ def test_aggregate_all_covers_audited_batches_only(loaded, capsys):
     assert [b["batch"] for b in out["batches"]] == ["batch-001", "batch-002", "batch-003"]
     run = AggregationRun.objects.get(pk=out["run"])
     assert idle not in run.batches.all()
+
+
+def test_runs_finishing_out_of_order_leave_the_latest_run_current(loaded):
+    """`BatchResult.is_current` marks each batch's latest succeeded run, whichever finished last;
+    the rebuild from scratch agrees, and there is one current result a batch."""
+    from aggregation.summaries import current_results_rebuild
+
+    batch_ids = list(loaded.values())[:2]
+    earlier, later = (services.aggregation_run_create(batch_ids=batch_ids, trigger="test", dispatch=False) for _ in range(2))
+    for run in (earlier, later):
+        for batch_id in batch_ids:
+            services.batch_aggregate(run_id=run.pk, batch_id=batch_id)
+    services.aggregation_run_finish(run_id=later.pk)
+    services.aggregation_run_finish(run_id=earlier.pk)  # finishes last, but is not the latest
+
+    def current():
+        return sorted(BatchResult.objects.filter(is_current=True).values_list("batch_id", "run_id"))
+
+    assert current() == [(b, later.pk) for b in sorted(batch_ids)]
+    assert selectors.current_item_results().filter(run_id=earlier.pk).count() == 0
+    BatchResult.objects.update(is_current=False)
+    current_results_rebuild()
+    assert current() == [(b, later.pk) for b in sorted(batch_ids)]
