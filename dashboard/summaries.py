@@ -8,8 +8,8 @@ sources (after a bulk load that went around the services, or to check them: the 
 from django.db import connection, transaction
 
 from aggregation import summaries as aggregation_summaries
-from dialtom_site.db.statistics import analyze_own_tables
 from aggregation.worker_agreement import worker_agreement_rebuild
+from dialtom_site.db.statistics import analyze_own_tables
 from review.flag_tallies import flag_tallies_rebuild
 from review.item_summaries import item_summaries_rebuild
 from verification import tallies

@@ -195,7 +195,8 @@ def release_warnings(*, pairs: dict[int, int] | None = None) -> list[dict]:
     current = current_q() if pairs is None else (pairs_q(pairs) if pairs else Q(pk__in=[]))
     threshold = settings.DIALTOM_AC1_FLAG_THRESHOLD
     warnings = []
-    low = BatchResult.objects.filter(Q(is_current=True) if pairs is None else current, ac1__lt=threshold).select_related("batch").only("ac1", "batch__name")
+    current_results = Q(is_current=True) if pairs is None else current  # the partial index on the current AC1s
+    low = BatchResult.objects.filter(current_results, ac1__lt=threshold).select_related("batch").only("ac1", "batch__name")
     for br in low:
         if br.ac1 is not None and br.ac1 < threshold:
             warnings.append(
