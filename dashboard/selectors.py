@@ -257,8 +257,8 @@ def adaptive_overlap_by_batch(*, batch_ids=None) -> list[dict]:
 
 
 def batches_page(*, page=1) -> dict:
-    """(id, name) of a page of batches, by name (1 query)."""
-    pager, rows = _paged(Batch.objects.order_by("name").values_list("pk", "name"), page)
+    """(id, name) of a page of batches, by name (2 queries: their count, the page)."""
+    pager, rows = _paged(Batch.objects.order_by("name").values_list("pk", "name"), page, counted_by=Batch.objects.all())
     return {"rows": rows, "page": pager}
 
 
