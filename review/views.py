@@ -54,7 +54,7 @@ def flag(request, batch_name):
         except ValidationError as exc:
             error = validation_text(exc)
     else:
-        error = "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
+        error = _errors_text(form)
     if request.htmx:
         # htmx swaps 200s only: the problem is explained in place.
         return render(request, "review/_flag.html", {"flag_claim": form.data.get("claim"), "flagged": flagged,
@@ -97,6 +97,11 @@ def flag_queue(request):
 FLAGS_PAGE = 50
 
 
+def _errors_text(form) -> str:
+    """A form's errors on one line: `field: message; field: message`."""
+    return "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items())
+
+
 @staff_required(area="The review pages")
 def item_list(request):
     """The item list at any size (issue 23): filters, sort, keyset pages, a capped total; `q`
@@ -134,7 +139,7 @@ def item_list_count(request):
     loaded), within a longer budget; past it, still the estimate, and said so."""
     form = ItemFilterForm(request.GET)
     if not form.is_valid():
-        return HttpResponse("Bad filters: " + "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()), status=400,
+        return HttpResponse("Bad filters: " + _errors_text(form), status=400,
                             content_type="text/plain; charset=utf-8")
     total, capped, estimated = item_list_reads.item_list_count(filters=form.cleaned_data)
     return render(request, "review/_item_count.html", {**_count_context(total, capped, estimated), "counted_later": True})
@@ -172,7 +177,7 @@ def item_bulk(request):
     form = ItemBulkForm(request.POST)
     back = reverse("review:items") + "?" + (request.POST.get("back", "") if "/" not in request.POST.get("back", "") else "")
     if not form.is_valid():
-        messages.error(request, "Nothing done: " + "; ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()))
+        messages.error(request, "Nothing done: " + _errors_text(form))
         return redirect(back)
     ids, action = form.cleaned_data["item"], form.cleaned_data["action"]
     if action == "export":
