@@ -10,13 +10,14 @@ import hashlib
 
 import pandas as pd
 from django.conf import settings
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.models import Item
 from verification.models import Judgment
 from verification.queue import offers_nota
 
-from .models import AggregationRun, BatchResult, ItemResult, RunStatus
+from .current import latest_succeeded_run
+from .models import AggregationRun, BatchResult, ItemResult
 
 BASE_CATEGORIES = ("A", "B", "C", "D", "NONE", "MULTIPLE")
 NOTA = "NOTA"
@@ -104,18 +105,10 @@ def runs_list() -> QuerySet[AggregationRun]:
     return AggregationRun.objects.all()
 
 
-def _latest_succeeded_run_for_batch(batch_ref) -> Subquery:
-    return Subquery(
-        BatchResult.objects.filter(batch_id=batch_ref, run__status=RunStatus.SUCCEEDED)
-        .order_by("-run_id")
-        .values("run_id")[:1]
-    )
-
-
 def current_batch_results() -> QuerySet[BatchResult]:
     """One BatchResult per batch: that of the latest succeeded run covering the batch."""
     return (
-        BatchResult.objects.filter(run_id=_latest_succeeded_run_for_batch(OuterRef("batch_id")))
+        BatchResult.objects.filter(run_id=latest_succeeded_run())
         .select_related("batch", "run")
         .order_by("batch__name")
     )
@@ -123,7 +116,7 @@ def current_batch_results() -> QuerySet[BatchResult]:
 
 def current_item_results() -> QuerySet[ItemResult]:
     """One ItemResult per aggregated item, from its batch's current run."""
-    return ItemResult.objects.filter(run_id=_latest_succeeded_run_for_batch(OuterRef("batch_id")))
+    return ItemResult.objects.filter(run_id=latest_succeeded_run())
 
 
 GROUP_FIELDS = {

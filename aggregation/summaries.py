@@ -20,11 +20,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db import connection
-from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, Sum
 
 from verification import tallies
 from verification.models import QueueSlot
 
+from .current import current_q, latest_succeeded_run
 from .models import (
     AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, ItemResult, ResultCell, RunRetention, RunStatus, ShortResults,
     WorkerResult,
@@ -75,29 +76,22 @@ def current_results_adopt(*, run_id: int) -> list[int]:
 
 def current_results_rebuild() -> None:
     """`BatchResult.is_current` from scratch: each batch's latest succeeded run."""
-    BatchResult.objects.filter(is_current=True).exclude(run_id=_latest_run()).update(is_current=False)
-    BatchResult.objects.filter(is_current=False, run_id=_latest_run()).update(is_current=True)
+    BatchResult.objects.filter(is_current=True).exclude(run_id=latest_succeeded_run()).update(is_current=False)
+    BatchResult.objects.filter(is_current=False, run_id=latest_succeeded_run()).update(is_current=True)
 
 
 def current_workers_rebuild() -> None:
     """Σ accuracy × judgments and Σ judgments per verifier over the current run of every batch."""
-    rows = (WorkerResult.objects.filter(run_id=_latest_run()).values("verifier_id").order_by()
+    rows = (WorkerResult.objects.filter(current_q()).values("verifier_id").order_by()
             .annotate(w=Sum(F("accuracy") * F("n_judgments"), output_field=FloatField()), total=Sum("n_judgments")))
     CurrentWorkerTally.objects.all().delete()
     CurrentWorkerTally.objects.bulk_create([CurrentWorkerTally(verifier_id=r["verifier_id"], weighted=r["w"] or 0.0, n=r["total"] or 0)
                                             for r in rows])
 
 
-def _latest_run(*, before: int | None = None):
-    runs = BatchResult.objects.filter(batch_id=OuterRef("batch_id"), run__status=RunStatus.SUCCEEDED)
-    if before is not None:
-        runs = runs.filter(run_id__lt=before)
-    return Subquery(runs.order_by("-run_id").values("run_id")[:1])
-
-
 def current_cells_rebuild() -> None:
     """Sum the cells of every batch's current run (the latest succeeded run that aggregated it)."""
-    sums = (ResultCell.objects.filter(run_id=_latest_run()).values(*CELL_FIELDS).order_by(*CELL_FIELDS)
+    sums = (ResultCell.objects.filter(current_q()).values(*CELL_FIELDS).order_by(*CELL_FIELDS)
             .annotate(n=Count("id"), t=Sum("total"), r=Sum("retained")))
     CurrentResultCell.objects.all().delete()
     CurrentResultCell.objects.bulk_create([
@@ -117,7 +111,7 @@ def run_retention_write(*, run: AggregationRun) -> RunRetention:
         by_task[task][0] += retained
         by_task[task][1] += total
     earlier: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    cells = ResultCell.objects.filter(batch_id__in=list(mine), run_id=_latest_run(before=run.pk))
+    cells = ResultCell.objects.filter(batch_id__in=list(mine), run_id=latest_succeeded_run(before=run.pk))
     for batch_id, retained, total in cells.values_list("batch_id", "retained", "total"):
         earlier[batch_id][0] += retained
         earlier[batch_id][1] += total

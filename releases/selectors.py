@@ -1,43 +1,16 @@
-"""Reads behind releases: the current aggregation results and the rows of a release.
-
-"Current" results of a batch are those of its latest SUCCEEDED aggregation run that wrote a
-BatchResult for it; a run that failed or is still running never replaces them.
-"""
+"""Reads behind releases: the current aggregation results (`aggregation.current`) and the rows of a release."""
 from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import BooleanField, Count, F, Func, Min, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, Min, Q, QuerySet, Subquery, Sum
 
-from aggregation.current import pairs_q
+from aggregation.current import current_q, pairs_q
 from aggregation.models import AggregationRun, BatchResult, ItemResult, ShortResults
 from annotation.models import Batch, Domain
 from review.selectors import adjudicated, release_rows
 
 from .models import Release, ReleaseStatus
-
-
-class CurrentPairs(Func):
-    """`(batch_id, run_id) IN (the current batch results)`: the pairs the aggregation job marks
-    (`BatchResult.is_current`, one per batch, a partial index), read in the statement instead of
-    sent as arrays of every pair or grouped over every batch's results (issue 23)."""
-
-    output_field = BooleanField()
-    conditional = True
-
-    def __init__(self, *, prefix: str = ""):
-        super().__init__(F(f"{prefix}batch_id"), F(f"{prefix}run_id"))
-
-    def as_sql(self, compiler, connection, **extra):
-        sql, params = super().as_sql(compiler, connection, **extra)
-        inner = f"SELECT br.batch_id, br.run_id FROM {BatchResult._meta.db_table} br WHERE br.is_current"
-        columns = sql[sql.index("(") + 1:sql.rindex(")")]
-        return f"({columns}) IN ({inner})", params
-
-
-def current_q(*, prefix: str = "") -> Q:
-    """Rows of each batch's current run (the latest succeeded run that aggregated it)."""
-    return Q(CurrentPairs(prefix=prefix))
 
 
 def current_batch_runs() -> dict[int, int]:
