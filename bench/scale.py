@@ -358,12 +358,12 @@ def load(size: str) -> None:
         """, p)
         _step(cur, "batch results", """
             INSERT INTO aggregation_batchresult (id, items, judgments, retained, ac1, ac1_se, ac1_ci_low, ac1_ci_high, kappa, alpha,
-                                                 by_group, batch_id, run_id, details, gold_items, timings, workers)
+                                                 by_group, batch_id, run_id, details, gold_items, timings, workers, is_current)
             SELECT g.batch_id, sum(g.n), 3 * sum(g.n), sum(g.kept), 0.62, 0.02, 0.58, 0.66, 0.55, 0.56,
                    jsonb_object_agg(g.task || ':' || g.domain, jsonb_build_object(
                        'items', g.n, 'judgments', 3 * g.n, 'retained', g.kept, 'retention', g.kept::float8 / g.n,
                        'ac1', 0.62, 'ac1_se', 0.03, 'ac1_ci', jsonb_build_array(0.56, 0.68), 'kappa', 0.55, 'alpha', 0.56)),
-                   g.batch_id, g.batch_id, '{"ds_iterations": 12}', 0, '{}', %(V)s
+                   g.batch_id, g.batch_id, '{"ds_iterations": 12}', 0, '{}', %(V)s, true
             FROM (SELECT r.batch_id, i.task, c.domain_id AS domain, count(*) AS n, count(*) FILTER (WHERE r.retained) AS kept
                   FROM aggregation_itemresult r JOIN annotation_item i ON i.id = r.item_id JOIN annotation_context c ON c.id = i.context_id
                   GROUP BY 1, 2, 3) g

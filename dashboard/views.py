@@ -16,9 +16,11 @@ from releases import services as release_services
 
 from . import actions, selectors
 
-SECTIONS = ("progress", "agreement", "retention", "people", "run", "releases")
-# loaded when scrolled into view (hx-trigger="revealed"), not with the page: a per-context count
-LAZY_SECTIONS = ("staffing", "agreement_groups")
+# rendered with the page: what staff look at first, above the fold
+SECTIONS = ("progress", "agreement", "retention", "run")
+# loaded when scrolled into view (hx-trigger="revealed"), not with the page: the staffing table (a
+# per-context count), the agreement per task × domain, and the People and Releases cards below
+LAZY_SECTIONS = ("staffing", "agreement_groups", "people", "releases")
 
 
 def section_context(name: str, params=None, shared: dict | None = None) -> dict:
@@ -276,4 +278,4 @@ def release_create(request):
         )
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
-    return redirect("dashboard:index")
+    return _done(request, "releases")

@@ -77,7 +77,7 @@ def test_demo_shows_staff_an_outlier_and_flags_from_four_weeks(db, client):
     client.force_login(User.objects.get(username="admin"))
 
     # People: sami, careless and too fast, is flagged on the dashboard and low on agreement per verifier.
-    dashboard = client.get(reverse("dashboard:index")).content.decode()
+    dashboard = client.get(reverse("dashboard:fragment", args=["people"])).content.decode()
     flagged = re.findall(r'<tr data-verifier="([^"]+)" class="flagged">', dashboard)
     assert flagged == ["sami"]
     assert "too fast" in dashboard.split('data-verifier="sami"')[1].split("</tr>")[0]

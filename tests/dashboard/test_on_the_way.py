@@ -49,7 +49,8 @@ def test_counts_say_what_they_count(client, staff, world):
     client.force_login(staff)
     html = client.get(reverse("dashboard:index")).content.decode()
     assert "judgments toward the target" in html and 'id="progress-counts"' in html
-    assert "Judgments <small>(all, gold included)</small>" in html
+    people = client.get(reverse("dashboard:fragment", args=["people"])).content.decode()
+    assert "Judgments <small>(all, gold included)</small>" in people
     review = client.get(reverse("review:verifiers")).content.decode()
     assert "<small>(gold left out)</small>" in review
 

@@ -10,7 +10,7 @@ from annotation.models import Batch, BatchStatus
 
 pytestmark = pytest.mark.django_db
 
-PAGE_QUERIES = 26  # the session, the user, the sections' versions (one statement) and their summaries: whatever the data
+PAGE_QUERIES = 17  # the session, the user, the shown sections' versions (one statement) and their summaries: whatever the data
 
 
 def test_the_page_runs_a_fixed_number_of_statements_and_pages_its_tables(client, staff, world, django_assert_num_queries):
@@ -28,7 +28,9 @@ def test_the_page_runs_a_fixed_number_of_statements_and_pages_its_tables(client,
     with django_assert_num_queries(PAGE_QUERIES):
         html = client.get(reverse("dashboard:index")).content.decode()
     assert html.count('<tr data-batch="') == 25 + 1 and "page 1 of 2 (32 rows)" in html
-    assert html.count('<tr data-verifier="') == 25
+    assert 'id="people" hx-get="' in html and '<tr data-verifier="' not in html  # People: loaded when shown
+    people = client.get(reverse("dashboard:fragment", args=["people"])).content.decode()
+    assert people.count('<tr data-verifier="') == 25 and "page 1 of 2" in people
     second = client.get(reverse("dashboard:fragment", args=["progress"]) + "?page=2").content.decode()
     assert "page 2 of 2" in second and 'data-batch="many-29"' in second
     past = client.get(reverse("dashboard:fragment", args=["progress"]) + "?page=99").content.decode()
@@ -51,11 +53,12 @@ def test_a_poll_with_the_version_shown_gets_no_content(client, staff, world):
 
 def test_dashboard_shows_the_fixture_numbers_to_staff(client, staff, world, django_assert_max_num_queries):
     client.force_login(staff)
-    with django_assert_max_num_queries(PAGE_QUERIES):  # 6 of them the sections' versions
+    with django_assert_max_num_queries(PAGE_QUERIES):  # People, Releases and the staffing table load when shown
         response = client.get(reverse("dashboard:index"))
     assert response.status_code == 200
     html = response.content.decode()
-    assert 'id="staffing"' in html and 'hx-trigger="revealed"' in html  # loaded when shown
+    for lazy in ("staffing", "people", "releases"):  # loaded when shown
+        assert re.search(rf'id="{lazy}" hx-get="[^"]*" hx-trigger="revealed"', html), lazy
     staffing = client.get(reverse("dashboard:fragment", args=["staffing"])).content.decode()
     assert 'id="staffing-table"' in staffing and '<tr data-batch="batch-a"' in staffing
     groups = client.get(reverse("dashboard:fragment", args=["agreement_groups"])).content.decode()

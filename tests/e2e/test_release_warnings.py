@@ -19,6 +19,7 @@ def test_a_release_with_warnings_needs_the_tick(transactional_db, live_server, l
 
     page = login(StaffFactory(username="admin09"))
     page.goto(f"{live_server.url}/dashboard/")
+    page.locator("#releases").scroll_into_view_if_needed()  # the Releases card loads when shown
     warnings = page.locator("#release-warnings")
     assert "AC1 -0.17 is under the flag threshold 0.6" in warnings.inner_text()
     assert "fewer judgments than its overlap 3" in warnings.inner_text()

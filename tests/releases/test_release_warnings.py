@@ -83,7 +83,7 @@ def test_command_refuses_then_releases_with_the_flag(troubled, capsys):
 
 def test_dashboard_shows_the_warnings_and_needs_the_tick(troubled, client):
     client.force_login(StaffFactory())
-    page = client.get(reverse("dashboard:index")).content.decode()
+    page = client.get(reverse("dashboard:fragment", args=["releases"])).content.decode()
     assert 'id="release-warnings"' in page and EXPECTED[0] in page and 'name="acknowledge_warnings"' in page
     response = client.post(reverse("dashboard:release-create"), {"version": "v1"}, follow=True)
     assert "Not created" in response.content.decode() and not Release.objects.exists()
@@ -91,5 +91,16 @@ def test_dashboard_shows_the_warnings_and_needs_the_tick(troubled, client):
     assert "with 2 acknowledged warning(s)" in response.content.decode()
     release = Release.objects.get(version="v1")
     assert release.warnings_acknowledged
-    page = client.get(reverse("dashboard:index")).content.decode()
+    page = client.get(reverse("dashboard:fragment", args=["releases"])).content.decode()
     assert page.count(EXPECTED[1]) >= 2  # in the release's row, and above the form
+
+
+def test_the_dashboard_form_answers_htmx_with_the_releases_card(troubled, client):
+    """Posted from the Releases card (htmx): the card comes back in place with what happened."""
+    client.force_login(StaffFactory())
+    url = reverse("dashboard:release-create")
+    card = client.post(url, {"version": "v1"}, HTTP_HX_REQUEST="true").content.decode()
+    assert card.lstrip().startswith('<section class="card" id="releases"') and "Not created" in card
+    assert "<html" not in card and not Release.objects.exists()
+    card = client.post(url, {"version": "v1", "acknowledge_warnings": "on"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "with 2 acknowledged warning(s)" in card and Release.objects.filter(version="v1").exists()
