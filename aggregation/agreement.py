@@ -35,6 +35,8 @@ __all__ = [
     "fleiss_kappa",
     "krippendorff_alpha_nominal",
     "agreement_summary",
+    "AgreementSums",
+    "summary_from_sums",
 ]
 
 
@@ -197,4 +199,111 @@ def agreement_summary(counts: np.ndarray, *, confidence_level: float = 0.95) -> 
         "kappa": _clean(kappa.value),
         "kappa_pe": _clean(kappa.pe),
         "alpha": _clean(alpha.value),
+    }
+
+
+# --- the same coefficients from sums over subjects --------------------------------------------
+#
+# Everything above is a sum over subjects once the category shares are known: AC1 and kappa
+# (with AC1's variance, a sum of squares of terms linear in each subject's pa_i, its share of
+# each category r_ik / r_i and whether it was rated twice) and alpha. So a database can add
+# up per-subject terms (`AgreementSums`, the fields below) for the smallest groups, the groups'
+# sums add up to any larger group, and `summary_from_sums` gives what `agreement_summary` gives
+# for the counts matrix of the whole group, without that matrix (the study report at 4M items).
+
+
+@dataclass
+class AgreementSums:
+    """Sums over the rated subjects (r_i ≥ 1) of a counts matrix with q categories.
+
+    n: subjects; n2: those rated 2+ times; pa, pa2: Σ pa_i and Σ pa_i² (pa_i = 0 when r_i < 2);
+    ratings2, ao: Σ r_i and Σ Σ_k r_ik(r_ik − 1)/(r_i − 1) over subjects rated 2+ times (alpha);
+    per category k: shares Σ r_ik/r_i, pa_shares Σ pa_i r_ik/r_i, shares2 Σ_{r_i ≥ 2} r_ik/r_i,
+    counts2 Σ_{r_i ≥ 2} r_ik; cross: the q × q matrix Σ (r_ik/r_i)(r_il/r_i).
+    """
+
+    n: float = 0.0
+    n2: float = 0.0
+    pa: float = 0.0
+    pa2: float = 0.0
+    ratings2: float = 0.0
+    ao: float = 0.0
+    shares: np.ndarray | None = None
+    pa_shares: np.ndarray | None = None
+    shares2: np.ndarray | None = None
+    counts2: np.ndarray | None = None
+    cross: np.ndarray | None = None
+
+    VECTORS = ("shares", "pa_shares", "shares2", "counts2")
+
+    @classmethod
+    def empty(cls, q: int) -> AgreementSums:
+        return cls(**{name: np.zeros(q) for name in cls.VECTORS}, cross=np.zeros((q, q)))
+
+    @classmethod
+    def from_counts(cls, counts: np.ndarray) -> AgreementSums:
+        """The sums of a counts matrix (what a database adds up, computed here: for tests)."""
+        counts, ri = _prepare(counts)
+        two = ri >= 2
+        pair = (counts * (counts - 1)).sum(axis=1)
+        pa_i = np.where(two, pair / np.where(two, ri * (ri - 1), 1), 0.0)
+        shares = counts / ri[:, None] if len(ri) else counts
+        return cls(n=float(len(ri)), n2=float(two.sum()), pa=float(pa_i.sum()), pa2=float((pa_i ** 2).sum()),
+                   ratings2=float(ri[two].sum()), ao=float((pair[two] / (ri[two] - 1)).sum()),
+                   shares=shares.sum(axis=0), pa_shares=(pa_i[:, None] * shares).sum(axis=0),
+                   shares2=shares[two].sum(axis=0), counts2=counts[two].sum(axis=0), cross=shares.T @ shares)
+
+    def __add__(self, other: AgreementSums) -> AgreementSums:
+        return AgreementSums(**{name: getattr(self, name) + getattr(other, name)
+                                for name in ("n", "n2", "pa", "pa2", "ratings2", "ao", *self.VECTORS, "cross")})
+
+
+def _chance_corrected_from_sums(sums: AgreementSums, *, pe_of: str, confidence_level: float) -> Agreement:
+    """`_chance_corrected` (infinite population) from sums: Σ(x_i − value)² expanded, x_i − value
+    being a·pa_i + b·[r_i ≥ 2] + c·pe_i + d with pe_i = Σ_k w_k r_ik/r_i."""
+    n, n2, q = sums.n, sums.n2, len(sums.shares)
+    if n == 0 or q < 2 or n2 == 0:
+        return Agreement(value=None, n_subjects=int(n))
+    pa = sums.pa / n2
+    pi = sums.shares / n
+    if pe_of == "gwet":
+        pe, w = float((pi * (1 - pi)).sum() / (q - 1)), (1 - pi) / (q - 1)
+    else:
+        pe, w = float((pi * pi).sum()), pi
+    if math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-15):
+        return Agreement(value=None, pa=pa, pe=pe, n_subjects=int(n))
+    value = (pa - pe) / (1 - pe)
+    if n < 2:
+        return Agreement(value=value, pa=pa, pe=pe, n_subjects=int(n))
+    a, b = n / (n2 * (1 - pe)), -n * pe / (n2 * (1 - pe))
+    c, d = -2 * (1 - value) / (1 - pe), 2 * (1 - value) * pe / (1 - pe) - value
+    pe_sum, pe_sq = float(w @ sums.shares), float(w @ sums.cross @ w)
+    pa_pe, two_pe = float(w @ sums.pa_shares), float(w @ sums.shares2)
+    square = (a * a * sums.pa2 + b * b * n2 + c * c * pe_sq + d * d * n + 2 * a * b * sums.pa + 2 * a * c * pa_pe
+              + 2 * a * d * sums.pa + 2 * b * c * two_pe + 2 * b * d * n2 + 2 * c * d * pe_sum)
+    se = math.sqrt(max(square / (n * (n - 1)), 0.0))
+    low, high = _t_interval(value, se, int(n), confidence_level)
+    return Agreement(value=value, se=se, ci_low=low, ci_high=high, pa=pa, pe=pe, n_subjects=int(n))
+
+
+def summary_from_sums(sums: AgreementSums, *, confidence_level: float = 0.95) -> Mapping[str, object]:
+    """`agreement_summary` of the counts matrix whose sums these are (equal up to rounding)."""
+    ac1 = _chance_corrected_from_sums(sums, pe_of="gwet", confidence_level=confidence_level)
+    kappa = _chance_corrected_from_sums(sums, pe_of="fleiss", confidence_level=confidence_level)
+    total = sums.ratings2
+    alpha = None
+    if total >= 2:
+        ae = float((sums.counts2 * (sums.counts2 - 1)).sum() / (total * (total - 1)))
+        if not math.isclose(ae, 1.0, rel_tol=0.0, abs_tol=1e-15):
+            alpha = (sums.ao / total - ae) / (1 - ae)
+    return {
+        "subjects": ac1.n_subjects,
+        "ac1": _clean(ac1.value),
+        "ac1_se": _clean(ac1.se),
+        "ac1_ci": [_clean(ac1.ci_low), _clean(ac1.ci_high)] if ac1.ci_low is not None else None,
+        "pa": _clean(ac1.pa),
+        "ac1_pe": _clean(ac1.pe),
+        "kappa": _clean(kappa.value),
+        "kappa_pe": _clean(kappa.pe),
+        "alpha": _clean(alpha),
     }

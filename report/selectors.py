@@ -22,18 +22,18 @@ import math
 from collections import defaultdict
 
 import numpy as np
-import pandas as pd
-from pandas.api.types import union_categoricals
 from django.conf import settings
-from django.db import connection
-from django.db.models import Count
+from django.db import connection, transaction
+from django.db.models import Count, FloatField, Q
+from django.db.models.functions import Cast
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from aggregation.agreement import agreement_summary
+from aggregation.agreement import AgreementSums, summary_from_sums
 from aggregation.selectors import BASE_CATEGORIES, NOTA, categories_for, usable_judgments
 from annotation.models import Batch, Item, Variant
+from dialtom_site.db.planner import jit_off
 from references.models import SimilarityRun, SimilarityRunStatus
 from releases import selectors as release_selectors
 from releases.models import Release, ReleaseStatus
@@ -52,7 +52,6 @@ GROUPINGS = {
 }
 DIMENSIONS = ("task", "domain", "attribute", "variant")
 RETENTION_FIELDS = {"task": "item__task", "domain": "item__context__domain_id", "attribute": "item__attribute"}
-JUDGMENT_COLUMNS = ["item", "label", "batch", "task", "domain", "attribute", "variant"]
 
 
 # --- which results: a release's, or the current ones -----------------------------------------
@@ -91,129 +90,151 @@ def _aggregation_run_link(run_id: int) -> str:
 # --- verification -----------------------------------------------------------------------------
 
 
-def judgments_frame(*, batch_ids) -> pd.DataFrame:
-    """The judgments the aggregation of these batches reads, on benchmark (non-gold) items,
-    counted in SQL: one row per (item, label) with `n` judgments, not one per judgment."""
-    rows = (
-        usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
-        .values_list("item_id", "label", "item__batch_id", "item__task", "item__context__domain_id",
-                     "item__attribute", "item__variant")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    # Read in chunks, each made compact (text columns as categoricals) before the next is read:
-    # a list of every row as Python tuples took ~1.5 KB a row (600 MB at 400k items)
-    columns = [*JUDGMENT_COLUMNS, "n"]
-    texts = [c for c in JUDGMENT_COLUMNS if c not in ("item", "batch")]
-    chunks, iterator = [], rows.iterator(chunk_size=20_000)
-    while chunk := list(itertools.islice(iterator, 100_000)):
-        part = pd.DataFrame.from_records(chunk, columns=columns)
-        chunks.append(part.astype({c: "category" for c in texts}))
-    if not chunks:
-        return pd.DataFrame(columns=columns)
-    frame = pd.DataFrame({
-        c: (union_categoricals([part[c] for part in chunks], sort_categories=True) if c in texts
-            else np.concatenate([part[c].to_numpy() for part in chunks]))
-        for c in columns
-    })
-    return frame.sort_values(["item", "label"], kind="mergesort").reset_index(drop=True)
-
-
-def group_counts(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """items × categories counts of a group's judgments, over the choices the form offers its items."""
-    categories = categories_for(kinds=set(zip(frame["task"], frame["variant"])))
-    subjects = pd.Index(sorted(frame["item"].unique()))
-    rows = pd.Categorical(frame["item"], categories=subjects).codes
-    cols = pd.Categorical(frame["label"], categories=categories).codes
-    keep = cols >= 0
-    counts = np.zeros((len(subjects), len(categories)))
-    np.add.at(counts, (rows[keep], cols[keep]), frame["n"].to_numpy(dtype=float)[keep])
-    return counts, categories
-
-
 _AC1_CELL = ("batch", "task", "domain", "attribute", "variant")
+# the answer choices AC1 is computed over: a group offering NOTA has all seven, another the six others
+# (categories_for); NOTA judgments on items of a group without it are left out
+CHOICES = (*BASE_CATEGORIES[:4], NOTA, *BASE_CATEGORIES[4:])
 
 
-def _ac1_judgments_sql(batch_ids) -> tuple[str, list]:
-    """The per (item, label) counts of `judgments_frame` as a common table expression named
-    `judged`, columns (item, label, cell..., n); a CTE's column list works on SQLite too, where a
-    derived table's column aliases do not."""
+def _per_item_sql(batch_ids) -> tuple[str, list]:
+    """The judgments aggregation reads on the batches' benchmark (non-gold) items, counted per item:
+    a common table expression named `per_item`, columns (item, cell..., judgments, c0…), c_k the
+    judgments of CHOICES[k] (as floats); a CTE's column list works on SQLite too, where a derived
+    table's column aliases do not."""
+    counts = {f"c{k}": Cast(Count("id", filter=Q(label=choice)), FloatField()) for k, choice in enumerate(CHOICES)}
     sql, params = (
         usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
-        .values_list("item_id", "label", "item__batch_id", "item__task", "item__context__domain_id",
-                     "item__attribute", "item__variant")
-        .annotate(n=Count("id")).order_by()
+        .values_list("item_id", "item__batch_id", "item__task", "item__context__domain_id", "item__attribute",
+                     "item__variant")
+        .annotate(judgments=Count("id"), **counts).order_by()
         .query.sql_with_params()
     )
-    return f"judged (item, label, {', '.join(_AC1_CELL)}, n) AS ({sql})", list(params)
+    return f"per_item (item, {', '.join(_AC1_CELL)}, judgments, {', '.join(counts)}) AS ({sql})", list(params)
 
 
-def batch_ac1s(*, batch_ids) -> dict[str, dict[tuple, dict[int, float | None]]]:
-    """Gwet's AC1 (its value only) of each batch's part of every group of GROUPINGS:
-    grouping -> group key -> batch id -> AC1, as `gwet_ac1(group_counts(part))` gives it, computed
-    in SQL from per-item counts: what AC1 needs is additive over the items (how many were
-    rated, how many twice or more, Σ pa_i, and Σ r_ik / r_i per choice), so the database
-    returns those sums per (batch, task, domain, attribute, variant) and the groups add them up.
+def _terms_sql(choices: tuple[str, ...], v: str) -> str:
+    """SQL: an item's terms of the `AgreementSums` over `choices` (suffix `v`), from its counts c0…:
+    whether it was rated (1, else NULL), t = 1 where rated twice (else NULL, so a product with it
+    counts only those items), pa_i, r and Σ r_ik(r_ik − 1)/(r − 1) where rated twice, and its share
+    of each choice."""
+    c = [f"c{CHOICES.index(k)}" for k in choices]
+    r = "(" + " + ".join(c) + ")"
+    pair = "(" + " + ".join(f"{x} * ({x} - 1)" for x in c) + ")"
+    return ", ".join([
+        f"CASE WHEN {r} > 0 THEN 1.0 END AS rated{v}", f"CASE WHEN {r} >= 2 THEN 1.0 END AS t{v}",
+        f"CASE WHEN {r} >= 2 THEN {pair} / ({r} * ({r} - 1)) ELSE 0 END AS pa{v}",
+        f"CASE WHEN {r} >= 2 THEN {r} END AS r{v}", f"CASE WHEN {r} >= 2 THEN {pair} / ({r} - 1) END AS ao{v}",
+        *(f"CASE WHEN {r} > 0 THEN {x} * 1.0 / {r} END AS s{v}_{n}" for n, x in enumerate(c)),
+    ])
 
-    A part offers NOTA when one of its items does (categories_for); a NOTA judgment on an item of
-    a part that does not offer it is left out, as `group_counts` does: hence the sums twice,
-    with and without NOTA judgments (`_n` columns)."""
-    if not batch_ids:
-        return {grouping: {} for grouping in GROUPINGS}
-    judged, params = _ac1_judgments_sql(batch_ids)
-    choices = [*BASE_CATEGORIES[:4], NOTA, *BASE_CATEGORIES[4:]]
-    marks = ", ".join(["%s"] * len(choices))
-    cell = ", ".join(_AC1_CELL)
-    per_item = f"""
-        WITH {judged},
-        j AS (SELECT * FROM judged WHERE label IN ({marks})),
-        i AS (SELECT item, {cell}, sum(n) AS r, sum(n * (n - 1)) AS pair,
-                     sum(CASE WHEN label <> %s THEN n ELSE 0 END) AS r_n,
-                     sum(CASE WHEN label <> %s THEN n * (n - 1) ELSE 0 END) AS pair_n
-              FROM j GROUP BY item, {cell})"""
-    head = [*params, *choices, NOTA, NOTA]
-    items_sql = f"""{per_item}
-        SELECT {cell}, count(*), sum(CASE WHEN r >= 2 THEN 1 ELSE 0 END),
-               sum(CASE WHEN r >= 2 THEN pair * 1.0 / (r * (r - 1)) ELSE 0 END),
-               sum(CASE WHEN r_n > 0 THEN 1 ELSE 0 END), sum(CASE WHEN r_n >= 2 THEN 1 ELSE 0 END),
-               sum(CASE WHEN r_n >= 2 THEN pair_n * 1.0 / (r_n * (r_n - 1)) ELSE 0 END)
-        FROM i GROUP BY {cell}"""
-    shares_sql = f"""{per_item}
-        SELECT {', '.join('j.' + c for c in _AC1_CELL)}, j.label, sum(j.n * 1.0 / i.r),
-               sum(CASE WHEN j.label <> %s AND i.r_n > 0 THEN j.n * 1.0 / i.r_n ELSE 0 END)
-        FROM j JOIN i ON i.item = j.item GROUP BY {', '.join('j.' + c for c in _AC1_CELL)}, j.label"""
-    with connection.cursor() as cursor:
-        cursor.execute(items_sql, head)
-        items = {tuple(row[:5]): [float(v or 0) for v in row[5:]] for row in cursor.fetchall()}
-        cursor.execute(shares_sql, [*head, NOTA])
-        shares: dict[tuple, dict[str, tuple[float, float]]] = defaultdict(dict)
-        for *key, label, share, share_n in cursor.fetchall():
-            shares[tuple(key)][label] = (float(share or 0), float(share_n or 0))
 
-    out: dict[str, dict[tuple, dict[int, float | None]]] = {}
-    position = {name: n for n, name in enumerate(_AC1_CELL)}
-    for grouping, keys in GROUPINGS.items():
-        parts: dict[tuple, list[tuple]] = defaultdict(list)
-        for key in items:
-            parts[(tuple(key[position[k]] for k in keys), key[0])].append(key)
-        result: dict[tuple, dict[int, float | None]] = defaultdict(dict)
-        for (group, batch_id), cells in sorted(parts.items(), key=lambda kv: repr(kv[0])):
-            categories = categories_for(kinds={(c[1], c[4]) for c in cells})
-            nota, q = NOTA in categories, len(categories)
-            base = 0 if nota else 3
-            n, n2, pa_sum = (sum(items[c][base + k] for c in cells) for k in range(3))
-            pi = defaultdict(float)
-            for c in cells:
-                for label, pair in shares[c].items():
-                    pi[label] += pair[0 if nota else 1]
-            if n == 0 or n2 == 0:
-                result[group][batch_id] = None
+def _sums_sql(choices: tuple[str, ...], v: str) -> str:
+    """SQL: the `AgreementSums` fields of a cell's items over `choices`, from `_terms_sql`'s columns
+    of each pattern of counts and `m`, how many items have it, in the order `_sums` reads them: each
+    a plain sum (NULL terms left out)."""
+    q = len(choices)
+    c = [f"c{CHOICES.index(k)}" for k in choices]
+    shares = [f"s{v}_{n}" for n in range(q)]
+    out = [f"sum(m * rated{v})", f"sum(m * t{v})", f"sum(m * pa{v})", f"sum(m * pa{v} * pa{v})", f"sum(m * r{v})",
+           f"sum(m * ao{v})"]
+    out += [f"sum(m * {x})" for x in shares]
+    out += [f"sum(m * pa{v} * {x})" for x in shares]
+    out += [f"sum(m * t{v} * {x})" for x in shares]
+    out += [f"sum(m * t{v} * {x})" for x in c]
+    out += [f"sum(m * {shares[k]} * {shares[m]})" for k in range(q) for m in range(k, q)]
+    return ", ".join(out)
+
+
+def _sums(vector: np.ndarray, q: int) -> AgreementSums:
+    """AgreementSums from a row of `agreement_cells`' sums over q choices (`_sums_sql`'s order)."""
+    sums = AgreementSums(n=vector[0], n2=vector[1], pa=vector[2], pa2=vector[3], ratings2=vector[4], ao=vector[5])
+    at = 6
+    for name in AgreementSums.VECTORS:
+        setattr(sums, name, vector[at:at + q])
+        at += q
+    cross = np.zeros((q, q))
+    cross[np.triu_indices(q)] = vector[at:]
+    sums.cross = cross + np.triu(cross, 1).T
+    return sums
+
+
+class AgreementCells:
+    """What the report's agreement needs, summed in SQL per cell (batch, task, domain, attribute,
+    variant): `keys` (the cells), `judgments` (all of a cell's), `with_nota` and `without_nota`
+    (one row a cell: the `AgreementSums` fields over the seven choices, or the six without NOTA).
+    Any group's AC1 (with its CI), kappa and alpha are `summary_from_sums` of its cells' rows
+    added up (`aggregation.agreement`): no judgment is read into Python, whatever the size."""
+
+    def __init__(self, keys: list[tuple], judgments: np.ndarray, with_nota: np.ndarray, without_nota: np.ndarray):
+        self.keys, self.judgments, self.with_nota, self.without_nota = keys, judgments, with_nota, without_nota
+
+    def groups(self, keys: tuple[str, ...]) -> dict[tuple, list[int]]:
+        """group key (`keys` of _AC1_CELL) → the rows of its cells."""
+        position = [_AC1_CELL.index(k) for k in keys]
+        out: dict[tuple, list[int]] = defaultdict(list)
+        for row, key in enumerate(self.keys):
+            out[tuple(key[p] for p in position)].append(row)
+        return out
+
+    def _categories(self, rows: list[int]) -> list[str]:
+        return categories_for(kinds={(self.keys[r][1], self.keys[r][4]) for r in rows})
+
+    def summary(self, rows: list[int]) -> tuple[dict, list[str]]:
+        """`summary_from_sums` of these cells together, over the choices their items are offered."""
+        categories = self._categories(rows)
+        matrix = self.with_nota if NOTA in categories else self.without_nota
+        return summary_from_sums(_sums(matrix[rows].sum(axis=0), len(categories))), categories
+
+    def ac1_by_batch(self, rows: list[int]) -> dict[int, float | None]:
+        """batch id → AC1 (its value only) of each batch's part of these cells, over the choices
+        that part's items are offered, as `summary` gives it for each part alone: computed for all
+        parts at once (thousands of batches at 4M items)."""
+        parts: dict[int, list[int]] = defaultdict(list)
+        for r in rows:
+            parts[self.keys[r][0]].append(r)
+        out: dict[int, float | None] = {}
+        for nota, matrix, q in ((True, self.with_nota, len(CHOICES)), (False, self.without_nota, len(BASE_CATEGORIES))):
+            batches = sorted(b for b, part in parts.items() if (NOTA in self._categories(part)) == nota)
+            if not batches:
                 continue
-            pe = sum((v / n) * (1 - v / n) for label, v in pi.items() if nota or label != NOTA) / (q - 1)
-            result[group][batch_id] = None if math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-15) else \
-                (pa_sum / n2 - pe) / (1 - pe)
-        out[grouping] = dict(result)
-    return out
+            sums = np.stack([matrix[parts[b]].sum(axis=0) for b in batches])
+            n, n2, pa = sums[:, 0], sums[:, 1], sums[:, 2]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pi = sums[:, 6:6 + q] / n[:, None]
+                pe = (pi * (1 - pi)).sum(axis=1) / (q - 1)
+                value = (pa / n2 - pe) / (1 - pe)
+            for b, v, subjects, twice, p in zip(batches, value, n, n2, pe):
+                undefined = subjects == 0 or twice == 0 or math.isclose(p, 1.0, rel_tol=0.0, abs_tol=1e-15)
+                out[b] = None if undefined else float(v)
+        return out
+
+
+def agreement_cells(*, batch_ids) -> AgreementCells:
+    """The per-cell sums behind the report's agreement (AgreementCells), in one statement."""
+    q7, q6 = len(CHOICES), len(BASE_CATEGORIES)
+    width7, width6 = 6 + 4 * q7 + q7 * (q7 + 1) // 2, 6 + 4 * q6 + q6 * (q6 + 1) // 2
+    if not batch_ids:
+        return AgreementCells([], np.zeros(0, dtype=int), np.zeros((0, width7)), np.zeros((0, width6)))
+    per_item, params = _per_item_sql(batch_ids)
+    cell, choices = ", ".join(_AC1_CELL), ", ".join(f"c{k}" for k in range(q7))
+    # the items with the same counts in a cell together (a few patterns a cell: 3 judgments over 7
+    # choices), so the hundred sums run over patterns, not items
+    sql = f"""
+        WITH {per_item},
+        patterns AS (SELECT {cell}, {choices}, count(*) AS m, sum(judgments) AS judgments
+                     FROM per_item GROUP BY {cell}, {choices}),
+        terms AS MATERIALIZED (SELECT {cell}, judgments, m, {choices}, {_terms_sql(CHOICES, "7")},
+                                      {_terms_sql(BASE_CATEGORIES, "6")} FROM patterns)
+        SELECT {cell}, sum(judgments), {_sums_sql(CHOICES, "7")}, {_sums_sql(BASE_CATEGORIES, "6")}
+        FROM terms GROUP BY {cell} ORDER BY {cell}"""
+    with transaction.atomic(), connection.cursor() as cursor:
+        jit_off(cursor)
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    width = len(_AC1_CELL)
+    values = np.array([[float(v or 0) for v in row[width + 1:]] for row in rows]).reshape(len(rows), width7 + width6)
+    return AgreementCells([tuple(row[:width]) for row in rows], np.array([int(row[width] or 0) for row in rows]),
+                          values[:, :width7], values[:, width7:])
 
 
 def _retention_by(cells: list[dict], keys: tuple[str, ...]) -> dict[tuple, tuple[int, int]]:
@@ -239,10 +260,9 @@ def _batch_range(values: dict[str, float | None]) -> dict:
 def verification_section(*, pairs: dict[int, int], release: Release | None) -> dict:
     """Retention and agreement per task, task × domain, attribute and task × attribute, and per batch."""
     cells = release_selectors.retention_cells(pairs=pairs)
-    frame = judgments_frame(batch_ids=pairs)
+    agreement = agreement_cells(batch_ids=pairs)
     names = dict(Batch.objects.filter(pk__in=list(pairs)).values_list("id", "name"))
-    section: dict = {"judgments": int(frame["n"].sum()) if len(frame) else 0, "batches": []}
-    batch_values = batch_ac1s(batch_ids=pairs)  # per-batch AC1 of each group, summed in SQL
+    section: dict = {"judgments": int(agreement.judgments.sum()), "batches": []}
     for result in release_selectors.current_batch_results(pairs=pairs):
         section["batches"].append({
             "batch": result.batch.name, "run": result.run_id, "items": result.items, "retained": result.retained,
@@ -253,26 +273,22 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
         })
     for grouping, keys in GROUPINGS.items():
         retention = _retention_by(cells, keys)
-        groups = ({key: group for key, group in frame.groupby(list(keys), sort=True, observed=True)}
-                  if len(frame) else {})
-        groups = {(key if isinstance(key, tuple) else (key,)): group for key, group in groups.items()}
+        groups = agreement.groups(keys)
         rows = []
         for key in sorted(set(retention) | set(groups)):
             total, kept = retention.get(key, (0, 0))
-            group = groups.get(key)
             labels = dict(zip(keys, key))
             row = {**labels, "items": total, "retained": kept, "retention": kept / total if total else None}
-            if group is None:
+            if key not in groups:
                 row.update(judgments=0, ac1=None, ac1_se=None, ac1_ci=None, kappa=None, alpha=None, categories=[],
                            ac1_batches=_batch_range({}))
             else:
-                counts, categories = group_counts(group)
-                summary = agreement_summary(counts)
+                summary, categories = agreement.summary(groups[key])
                 per_batch = {names.get(batch_id, str(batch_id)): value
-                             for batch_id, value in sorted(batch_values[grouping].get(key, {}).items())}
+                             for batch_id, value in sorted(agreement.ac1_by_batch(groups[key]).items())}
                 row.update(
-                    judgments=int(group["n"].sum()), ac1=summary["ac1"], ac1_se=summary["ac1_se"], ac1_ci=summary["ac1_ci"],
-                    kappa=summary["kappa"], alpha=summary["alpha"], categories=categories,
+                    judgments=int(agreement.judgments[groups[key]].sum()), ac1=summary["ac1"], ac1_se=summary["ac1_se"],
+                    ac1_ci=summary["ac1_ci"], kappa=summary["kappa"], alpha=summary["alpha"], categories=categories,
                     ac1_batches=_batch_range(per_batch),
                 )
             row["links"] = {"items": _items_link(release=release, **labels)}

@@ -163,3 +163,30 @@ def test_long_format_and_undefined_cases():
     assert fleiss_kappa(same).value is None
     assert gwet_ac1(same).value == pytest.approx(1.0)
     assert agreement_summary(np.zeros((0, 6)))["ac1"] is None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_summary_from_sums_is_the_summary_of_the_matrix(seed):
+    """summary_from_sums (what the study report adds up in SQL) against agreement_summary, on
+    random counts matrices cut in parts whose sums are added: 1–6 ratings a subject, some rated
+    once, some never, skewed categories; and on the degenerate ones (one subject, one category)."""
+    from aggregation.agreement import AgreementSums, summary_from_sums
+
+    rng = np.random.default_rng(seed)
+    q = int(rng.integers(2, 8))
+    n = int(rng.integers(1, 60)) if seed % 4 else int(rng.integers(1, 3))
+    weights = rng.dirichlet(np.ones(q) * (0.3 if seed % 3 else 3.0))
+    counts = np.stack([rng.multinomial(int(rng.integers(0, 7)), weights) for _ in range(n)]).astype(float)
+    if seed == 5:
+        counts[:, 1:] = 0  # everybody chose the first category: pe = 1
+    cut = int(rng.integers(0, n + 1))
+    sums = AgreementSums.empty(q) + AgreementSums.from_counts(counts[:cut]) + AgreementSums.from_counts(counts[cut:])
+    expected, got = agreement_summary(counts), summary_from_sums(sums)
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        if isinstance(value, list):
+            assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+        elif value is None:
+            assert got[key] is None, key
+        else:
+            assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key

@@ -369,20 +369,62 @@ def test_report_queries_do_not_grow_with_items(in_study, django_assert_max_num_q
         study_report(release=in_study.release)
 
 
-def test_batch_ac1s_in_sql_equal_gwet_on_each_part(in_study):
-    """report.selectors.batch_ac1s (sums per item in SQL) against gwet_ac1 on the part's counts matrix."""
-    from aggregation.agreement import gwet_ac1
-    from report.selectors import GROUPINGS, batch_ac1s, group_counts, judgments_frame
+def _judgment_counts(batch_ids):
+    """Per (item, label): the item's cell and its judgments, read one judgment at a time (not as the report does)."""
+    from collections import Counter
+
+    from aggregation.selectors import usable_judgments
+
+    rows = usable_judgments().filter(item__batch_id__in=batch_ids, item__is_gold=False).values_list(
+        "item_id", "label", "item__batch_id", "item__task", "item__context__domain_id", "item__attribute", "item__variant")
+    return Counter(rows)
+
+
+def test_the_reports_agreement_summed_in_sql_is_the_agreement_of_each_groups_matrix(in_study):
+    """report.selectors.verification_section (per-cell sums in SQL, aggregation.agreement.summary_from_sums)
+    against agreement_summary / gwet_ac1 on each group's and each (group, batch) part's counts matrix."""
+    from collections import defaultdict
+
+    from aggregation.agreement import agreement_summary, counts_from_long, gwet_ac1
+    from aggregation.selectors import categories_for
+    from annotation.models import Batch
+    from report.selectors import GROUPINGS, release_pairs, verification_section
 
     batch_ids = list(in_study.batches.values())
-    frame = judgments_frame(batch_ids=batch_ids)
-    values = batch_ac1s(batch_ids=batch_ids)
+    counts = _judgment_counts(batch_ids)
+    names = dict(Batch.objects.filter(pk__in=batch_ids).values_list("id", "name"))
+    section = verification_section(pairs=release_pairs(release=in_study.release), release=None)
+    position = {"batch": 2, "task": 3, "domain": 4, "attribute": 5, "variant": 6}
+
+    def matrix(entries):
+        categories = categories_for(kinds={(e[3], e[6]) for e in entries})
+        subjects, labels = [], []
+        for entry in entries:
+            subjects += [entry[0]] * counts[entry]
+            labels += [entry[1]] * counts[entry]
+        return counts_from_long(subjects, labels, categories=categories)[1], categories
+
+    assert section["judgments"] == sum(counts.values())
     for grouping, keys in GROUPINGS.items():
-        expected = {}
-        for key, group in frame.groupby(list(keys), observed=True):
-            for batch_id, part in group.groupby("batch"):
-                expected[(tuple(key) if isinstance(key, tuple) else (key,), batch_id)] = gwet_ac1(group_counts(part)[0]).value
-        got = {(key, batch_id): v for key, by_batch in values[grouping].items() for batch_id, v in by_batch.items()}
-        assert got.keys() == expected.keys()
-        for part, value in expected.items():
-            assert (got[part] is None) == (value is None) and (value is None or got[part] == pytest.approx(value, abs=1e-12))
+        groups = defaultdict(list)
+        for entry in counts:
+            groups[tuple(entry[position[k]] for k in keys)].append(entry)
+        rows = {tuple(row[k] for k in keys): row for row in section[grouping]}
+        assert set(groups) <= set(rows)
+        for key, entries in groups.items():
+            row = rows[key]
+            m, categories = matrix(entries)
+            expected = agreement_summary(m)
+            assert row["categories"] == categories and row["judgments"] == sum(counts[e] for e in entries)
+            for name in ("ac1", "ac1_se", "kappa", "alpha"):
+                assert row[name] == pytest.approx(expected[name], rel=1e-9, abs=1e-12), (grouping, key, name)
+            assert row["ac1_ci"] == pytest.approx(expected["ac1_ci"], rel=1e-9, abs=1e-12)
+            by_batch = defaultdict(list)
+            for entry in entries:
+                by_batch[entry[2]].append(entry)
+            values = {names[b]: gwet_ac1(matrix(part)[0]).value for b, part in by_batch.items()}
+            defined = {b: v for b, v in values.items() if v is not None}
+            if defined:
+                assert row["ac1_batches"]["min"] == pytest.approx(min(defined.values()), abs=1e-12)
+                assert row["ac1_batches"]["max"] == pytest.approx(max(defined.values()), abs=1e-12)
+            assert row["ac1_batches"]["n"] == len(defined)
