@@ -10,8 +10,10 @@ phase in its own Python process (so its peak RSS is its own):
 - `bare`: `COPY (SELECT …) TO STDOUT` into files of the rows a release is made of, with no
   formatting: the released items with their context (what items.jsonl/csv/parquet hold), every
   audited item's result (results.csv), every fitted judgment (judgments.csv);
-- `build`: `release_build` as the worker runs it (results.csv and judgments.csv by PostgreSQL:
-  releases.copyout; the report's per-batch AC1 summed in SQL);
+- `build`: `release_build` as the worker runs it, the first after the import: the items' and
+  contexts' records are made (releases.records), then every data file is written by PostgreSQL
+  (releases.copyout); the report's per-batch AC1 summed in SQL;
+- `rebuild`: the same again, with the records kept (what every later release costs);
 - `portable`: `release_build(portable=True)`: every file by Python, as on SQLite (the bytes are
   the same: tests/releases/test_release_copyout.py).
 
@@ -71,17 +73,42 @@ def phase_bare(directory: Path) -> dict:
     return {"rows": rows, "bytes": sum(p.stat().st_size for p in directory.iterdir())}
 
 
+STEPS = (("releases.records", "records_refresh", "records"), ("releases.copyout", "write_items", "items files"),
+         ("releases.copyout", "write_results", "results.csv"), ("releases.copyout", "write_judgments", "judgments.csv"),
+         ("releases.services", "_write_items", "items files (Python)"), ("releases.services", "_report_files", "report"))
+
+
+def _timed(steps: dict) -> None:
+    """Wrap the build's steps (STEPS) to add their seconds to `steps`."""
+    import importlib
+
+    for module_name, name, label in STEPS:
+        module = importlib.import_module(module_name)
+        function = getattr(module, name)
+
+        def wrapper(*args, _function=function, _label=label, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _function(*args, **kwargs)
+            finally:
+                steps[_label] = steps.get(_label, 0.0) + time.perf_counter() - start
+
+        setattr(module, name, wrapper)
+
+
 def phase_build(portable: bool) -> dict:
     from releases.models import Release
     from releases.services import release_build, release_create
 
+    steps: dict[str, float] = {}
+    _timed(steps)
     version = f"bench-copy-{'portable' if portable else 'copy'}-{int(time.time())}"
     release = release_create(version=version, build=False, acknowledge_warnings=True, trigger="command")
     release = release_build(release_id=release.pk, portable=portable)
     release = Release.objects.get(pk=release.pk)
     assert release.status == "ready", release.error
     out = {"items": release.n_items, "bytes": sum(m.get("bytes") or 0 for m in release.files.values()),
-           }
+           "steps": {label: round(seconds, 1) for label, seconds in steps.items()}}
     shutil.rmtree(Path(release.files["manifest.json"]["path"]).parent, ignore_errors=True)
     return out
 
@@ -101,7 +128,7 @@ def child(args) -> None:
     if args.phase == "bare":
         result = phase_bare(directory)
     else:
-        result = phase_build(portable=args.phase == "portable")
+        result = phase_build(portable=args.phase == "portable")  # build, rebuild: the same, records made or not
     result["seconds"] = time.perf_counter() - start
     result["rss_growth_mib"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
     shutil.rmtree(directory, ignore_errors=True)
@@ -112,7 +139,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="40k,400k")
     parser.add_argument("--db-suffix", default="_h4", help="the copies of the scale databases: dialtom_scale_<size><suffix>")
-    parser.add_argument("--phases", default="bare,build,portable")
+    parser.add_argument("--phases", default="bare,build,rebuild,portable")
     parser.add_argument("--out", default=str(ROOT / "bench/results/release_copy.md"))
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--size", help=argparse.SUPPRESS)
@@ -131,7 +158,7 @@ def main() -> None:
                 sys.exit(f"{size} {phase} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
             results.setdefault(size, {})[phase] = json.loads(line[7:])
             r = results[size][phase]
-            print(f"{size} {phase}: {r['seconds']:.1f} s, +{r['rss_growth_mib']:.0f} MiB", flush=True)
+            print(f"{size} {phase}: {r['seconds']:.1f} s, +{r['rss_growth_mib']:.0f} MiB {r.get('steps', '')}", flush=True)
 
     load = os.getloadavg()
     lines = [
@@ -142,22 +169,26 @@ def main() -> None:
         f"Machine: {os.cpu_count()} cores shared with other jobs, load average {load[0]:.1f} / {load[1]:.1f} "
         "(1 / 5 min) at the end; all figures from this one run.",
         "",
-        "| size | phase | seconds | × bare COPY | peak RSS growth | what |",
-        "| --- | --- | ---: | ---: | ---: | --- |",
+        "| size | phase | seconds | × bare COPY | peak RSS growth | steps (s) | what |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |",
     ]
     what = {
         "bare": "COPY TO STDOUT into files, no formatting: released items + contexts, audited results, fitted judgments",
-        "build": "release_build: results.csv + judgments.csv by PostgreSQL (COPY), report AC1 per batch in SQL",
+        "build": "release_build, the first after the import: the items' and contexts' records made, then every data "
+                 "file by PostgreSQL (COPY)",
+        "rebuild": "release_build again: the records are kept, none made",
         "portable": "release_build(portable=True): every file by Python (the same bytes)",
     }
     for size, phases in results.items():
         bare = phases.get("bare", {}).get("seconds")
         for phase, r in phases.items():
             ratio = f"{r['seconds'] / bare:.1f}×" if bare else "–"
-            lines.append(f"| {size} | {phase} | {r['seconds']:.1f} | {ratio} | {r['rss_growth_mib']:.0f} MiB | {what[phase]} |")
-        if "build" in phases and "portable" in phases:
-            lines.append(f"| {size} | build ÷ portable | | {phases['build']['seconds'] / phases['portable']['seconds']:.2f}× "
-                         "| | the same bytes either way (tested; versions differ here, so the hashes do) |")
+            steps = ", ".join(f"{k} {v}" for k, v in r.get("steps", {}).items())
+            lines.append(f"| {size} | {phase} | {r['seconds']:.1f} | {ratio} | {r['rss_growth_mib']:.0f} MiB | {steps} | "
+                         f"{what[phase]} |")
+        if "rebuild" in phases and "portable" in phases:
+            lines.append(f"| {size} | rebuild ÷ portable | | {phases['rebuild']['seconds'] / phases['portable']['seconds']:.2f}× "
+                         "| | | the same bytes either way (tested; versions differ here, so the hashes do) |")
     lines += ["", "Rows: " + "; ".join(f"{size}: {json.dumps(p['bare']['rows'])}" for size, p in results.items()
                                       if "bare" in p), ""]
     text = "\n".join(lines)

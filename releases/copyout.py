@@ -58,8 +58,9 @@ def csv_line(fields: list[tuple[str, bool]]) -> str:
     """SQL of one CSV line (COPY adds its `\\n`) from (SQL text expression never NULL, may hold text
     that needs quoting). A row with a carriage return in any field has every field quoted."""
     texts = [sql for sql, free in fields if free]
-    minimal = " || ',' || ".join(_minimal(sql) if free else sql for sql, free in fields)
-    quoted = " || ',' || ".join(_all_quoted(sql) for sql, _ in fields)
+    # concat(): one string made, not one a `||` (a long line copied over and over)
+    minimal = "concat(" + ", ',', ".join(_minimal(sql) if free else sql for sql, free in fields) + ")"
+    quoted = "concat(" + ", ',', ".join(_all_quoted(sql) for sql, _ in fields) + ")"
     if not texts:
         return minimal
     carriage = " OR ".join(f"strpos({sql}, E'\\r') > 0" for sql in texts)
@@ -158,3 +159,159 @@ def write_judgments(cursor, *, path: Path, pairs: dict[int, int], pseudonyms: di
         out.write(export.CsvLines().line(export.JUDGMENT_COLUMNS))
         out.rows = copy_lines(cursor, sql, [*params, ids, [pseudonyms[i] for i in ids]], out)
     return out
+
+
+# --- the items files: items.jsonl, items.csv and items.parquet --------------------------------
+
+_RELEASED = ("item_id", "item__context_id", "item__item_id", "item__context__context_id", "item__context__domain_id",
+             "item__task", "item__attribute", "item__variant", "item__target_speaker", "item__question",
+             "item__metadata__state", "item__metadata__key", "item__retained_by_authors",
+             "released_label", "batch_id", "batch__name", "n_judgments", "posterior", "mv_label")
+
+
+def _released_rows(*, pairs: dict[int, int], agreement: dict[int, float | None], version: str) -> tuple[str, list]:
+    """SQL of the released items in item_id order, with their records' JSON (`records`), their
+    batch's AC1 and the release's version, as `s`.
+
+    The rows are sorted while narrow, then each takes its records by a lookup (a nested loop keeps
+    the order: the ORDER BY of the statements reading `s` sorts nothing): sorting whole lines of
+    2–3 KB spilled to disk. A record's long text is read once a row (`|| ''`), so the line's many
+    uses of it do not each unpack it."""
+    source, params = _subquery(selectors.released_item_results(pairs=pairs), _RELEASED)
+    batches = sorted(agreement)
+    sql = (f"(SELECT o.*, ir.options, cr.context, ir.profile, ir.continuations, %s::text AS version "
+           f"FROM (SELECT q.*, a.ac1 FROM {source} "
+           f"LEFT JOIN unnest(%s::bigint[], %s::float8[]) AS a (batch, ac1) ON a.batch = q.{_column('batch_id')} "
+           f"ORDER BY q.{_column('item__item_id')} OFFSET 0) AS o "
+           f"CROSS JOIN LATERAL (SELECT r.options || '' AS options, r.profile || '' AS profile, "
+           f"r.continuations || '' AS continuations FROM releases_itemrecord r WHERE r.item_id = o.{_column('item_id')} OFFSET 0) ir "
+           f"CROSS JOIN LATERAL (SELECT r.turns || '' AS context FROM releases_contextrecord r "
+           f"WHERE r.context_id = o.{_column('item__context_id')} OFFSET 0) cr) AS s")
+    return sql, [version, *params, batches, [agreement[b] for b in batches]]
+
+
+def _json(sql: str) -> str:
+    """SQL: a text as a JSON string, escaped as Python's json.dumps(ensure_ascii=False) escapes it; null for NULL."""
+    return f"coalesce(to_json(({sql})::text)::text, 'null')"
+
+
+def _fields(**sql) -> dict[str, str]:
+    """`export.COLUMNS` → SQL of the release record's value, in the three shapes of the files:
+    JSON text (`json`), the CSV field's text (`csv`, never NULL) and a typed value (`typed`, NULL
+    for None), from the columns of `_released_rows`."""
+    s = {name: f"s.{_column(name)}" for name in _RELEASED}
+    nested = {name: f"s.{name}" for name in ("options", "context", "profile", "continuations")}
+    texts = {  # text columns, None where the record holds None
+        "release": "s.version", "item_id": s["item__item_id"], "context_id": s["item__context__context_id"],
+        "domain": s["item__context__domain_id"], "task": s["item__task"],
+        "attribute": f"nullif({s['item__attribute']}, '')", "variant": s["item__variant"],
+        "target_speaker": f"nullif({s['item__target_speaker']}, '')", "question": s["item__question"],
+        "answer": s["released_label"], "batch": s["batch__name"], "mv_label": f"nullif({s['mv_label']}, '')",
+    }
+    state = {"state": s["item__metadata__state"], "source_key": s["item__metadata__key"]}  # JSON values (jsonb)
+    numbers = {"n_judgments": (f"{s['n_judgments']}::text", s["n_judgments"]),
+               "ds_posterior": (float_text(s["posterior"], 9), f"round(({s['posterior']})::float8::text::numeric, 9)::float8"),
+               "agreement": (float_text("s.ac1", 9), "round(s.ac1::float8::text::numeric, 9)::float8")}
+    authors = f"CASE WHEN {s['item__retained_by_authors']} THEN %s ELSE %s END"
+    out = {}
+    for name in export.COLUMNS:
+        if name in texts:
+            out[name] = {"json": _json(texts[name]), "csv": (f"coalesce({texts[name]}, '')", True), "typed": texts[name]}
+        elif name in nested:
+            out[name] = {"json": nested[name], "csv": (f"coalesce({nested[name]}, '')", True), "typed": nested[name]}
+        elif name in state:
+            out[name] = {"json": f"coalesce(({state[name]})::text, 'null')",
+                         "csv": (f"coalesce({state[name]} #>> '{{}}', '')", True), "typed": f"{state[name]} #>> '{{}}'"}
+        elif name in numbers:
+            text, typed = numbers[name]
+            out[name] = {"json": f"coalesce({text}, 'null')", "csv": (f"coalesce({text}, '')", False), "typed": typed}
+        else:
+            assert name == "retained_by_authors", name
+            out[name] = {"json": authors % ("'true'", "'false'"), "csv": (authors % ("'True'", "'False'"), False),
+                         "typed": authors % ("'True'", "'False'")}
+    return out
+
+
+def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: dict[int, float | None],
+                version: str) -> dict:
+    """items.jsonl, items.csv (each hashed as written) and items.parquet, byte for byte as
+    `export.ReleaseWriter` writes `export.release_record`s: the JSON of contexts and items from
+    their records, the rest in SQL. Returns {rows, counts (the manifest's), digests {file: sha256}}.
+    Raises CopyUnsafe (items.csv) as `copy_lines` does."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+    import pyarrow.csv as pacsv  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    source, params = _released_rows(pairs=pairs, agreement=agreement, version=version)
+    order = f"ORDER BY s.{_column('item__item_id')}"
+    fields = _fields()
+    parts = []  # a record's keys: profile and continuations only where the item has them
+    for n, name in enumerate(export.COLUMNS):
+        key = ("{" if n == 0 else ",") + export.json_text(name) + ":"
+        if name in ("profile", "continuations"):
+            parts.append(f"{_literal(key)} || s.{name}")  # NULL (left out by concat) for a retrospective item
+        else:
+            parts += [_literal(key), fields[name]["json"]]
+    line = f"concat({', '.join(parts)}, '}}')"  # one string made, not one a `||`
+    digests = {}
+    with HashingFile(directory / "items.jsonl") as out:
+        rows = copy_lines(cursor, f"SELECT {line} FROM {source} {order}", params, out)
+    digests["items.jsonl"] = out.sha256.hexdigest()
+
+    with HashingFile(directory / "items.csv") as out:
+        out.write(export.CsvLines().header())
+        copy_lines(cursor, f"SELECT {csv_line([fields[name]['csv'] for name in export.COLUMNS])} FROM {source} {order}",
+                   params, out)
+    digests["items.csv"] = out.sha256.hexdigest()
+
+    # Parquet: PostgreSQL's own CSV (NULL unquoted and empty, an empty text quoted), read by Arrow
+    # with the release's schema, written in the row groups ReleaseWriter writes
+    columns = ", ".join(fields[name]["typed"] for name in export.COLUMNS)
+    staged = directory / ".items-parquet.csv"
+    with open(staged, "wb") as handle, cursor.copy(f"COPY (SELECT {columns} FROM {source} {order}) TO STDOUT (FORMAT csv)",
+                                                   params) as copy:
+        for data in copy:
+            handle.write(data)
+    reader = pacsv.open_csv(
+        staged,
+        read_options=pacsv.ReadOptions(column_names=list(export.COLUMNS), block_size=1 << 20, use_threads=False),
+        parse_options=pacsv.ParseOptions(newlines_in_values=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types=export.PARQUET_SCHEMA, null_values=[""], strings_can_be_null=True,
+            quoted_strings_can_be_null=False, true_values=["True"], false_values=["False"],
+        ),
+    )
+    counts: dict[str, dict[str, int]] = {key: {} for key in ("task", "domain", "attribute", "variant")}
+    pool = pa.default_memory_pool()
+    with pq.ParquetWriter(directory / "items.parquet", export.PARQUET_SCHEMA, compression="zstd") as writer:
+        def write(batches):
+            table = pa.Table.from_batches(batches, schema=export.PARQUET_SCHEMA).combine_chunks()
+            writer.write_table(table)
+            for key, counter in counts.items():
+                for entry in pc.value_counts(table[key]).to_pylist():
+                    name = entry["values"] or "(none)"
+                    counter[name] = counter.get(name, 0) + entry["counts"]
+            pool.release_unused()  # memory stays flat: one row group at a time
+
+        pending, held = [], 0  # row groups of ROW_GROUP rows, as ReleaseWriter writes them
+        for batch in reader:
+            while batch.num_rows:
+                take = min(batch.num_rows, export.ROW_GROUP - held)
+                pending.append(batch.slice(0, take))
+                held, batch = held + take, batch.slice(take)
+                if held == export.ROW_GROUP:
+                    write(pending)
+                    pending, held = [], 0
+        if held:
+            write(pending)
+        if rows == 0:
+            writer.write_table(export.PARQUET_SCHEMA.empty_table())
+    staged.unlink()
+    return {"rows": rows, "counts": counts, "digests": digests}
+
+
+def _literal(text: str) -> str:
+    """SQL: a string literal (the JSON keys of a record: no quote, no backslash)."""
+    assert "'" not in text and "\\" not in text and "%" not in text, text
+    return f"'{text}'"

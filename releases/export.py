@@ -67,8 +67,25 @@ def release_round(value, digits: int) -> float:
     return float(Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
-def _dumps(value) -> str:
+def json_text(value) -> str:
+    """Compact JSON, unicode as it is: the text of every JSON value in a release's files."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def context_turns(turns: list, domain_roles: dict[str, str]) -> list[dict]:
+    """A context's dialogue as a release holds it: each turn with its domain role."""
+    return [{"speaker": t.get("speaker"), "role": domain_roles.get(t.get("speaker"), ""), "text": t.get("text", "")}
+            for t in turns]
+
+
+def option_continuations(options: list[str], *, domain: str, domain_roles: dict[str, str]) -> list[list[dict]]:
+    """A prospective item's options, each split into turns with speaker and role."""
+    speakers = roles_for(domain, initiator=domain_roles.get("initiator", ""), recipient=domain_roles.get("recipient", ""))
+    return [
+        [{"speaker": t["speaker"], "role": domain_roles.get(t["speaker"], t["role"]), "text": t["text"]}
+         for t in continuation_turns(option, speakers)]
+        for option in options
+    ]
 
 
 def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]], agreement: dict[int, float | None]) -> dict:
@@ -79,9 +96,15 @@ def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]],
     items only. A prospective row keeps its context (what the continuation follows, never
     shown to verifiers), `state` (the authors' name of its attribute) and `source_key`
     (the authors' "session, window"), so it can be traced back to their files.
+
+    releases.copyout writes the same records in SQL, from the JSON of `context`, `options`,
+    `profile` and `continuations` kept per context and item (releases.records).
     """
     domain = row["item__context__domain_id"]
-    record = {
+    domain_roles = roles.get(domain, {})
+    prospective = row["item__task"] != "retrospective"
+    ac1 = agreement.get(row["batch_id"])
+    values = {
         "release": version,
         "item_id": row["item__item_id"],
         "context_id": row["item__context__context_id"],
@@ -93,40 +116,24 @@ def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]],
         "question": row["item__question"],
         "options": list(row["item__options"]),
         "answer": row["label"],
+        "context": context_turns(row["item__context__turns"], domain_roles),
+        "batch": row["batch__name"],
+        "n_judgments": row["n_judgments"],
+        "ds_posterior": release_round(row["posterior"], 9),
+        "mv_label": row["mv_label"] or None,
+        "agreement": None if ac1 is None else release_round(ac1, 9),
+        "state": row.get("item__metadata__state"),
+        "source_key": row.get("item__metadata__key"),
+        "retained_by_authors": bool(row.get("item__retained_by_authors")),
     }
-    domain_roles = roles.get(domain, {})
-    record["context"] = [
-        {"speaker": t.get("speaker"), "role": domain_roles.get(t.get("speaker"), ""), "text": t.get("text", "")}
-        for t in row["item__context__turns"]
-    ]
-    if row["item__task"] != "retrospective":
-        record["profile"] = row["item__profile"] or {}
-        speakers = roles_for(domain, initiator=domain_roles.get("initiator", ""), recipient=domain_roles.get("recipient", ""))
-        continuations = [
-            [{"speaker": t["speaker"], "role": domain_roles.get(t["speaker"], t["role"]), "text": t["text"]}
-             for t in continuation_turns(option, speakers)]
-            for option in record["options"]
-        ]
-    ac1 = agreement.get(row["batch_id"])
-    record.update(
-        {
-            "batch": row["batch__name"],
-            "n_judgments": row["n_judgments"],
-            "ds_posterior": release_round(row["posterior"], 9),
-            "mv_label": row["mv_label"] or None,
-            "agreement": None if ac1 is None else release_round(ac1, 9),
-            "state": row.get("item__metadata__state"),
-            "source_key": row.get("item__metadata__key"),
-            "retained_by_authors": bool(row.get("item__retained_by_authors")),
-        }
-    )
-    if row["item__task"] != "retrospective":
-        record["continuations"] = continuations
-    return record
+    if prospective:
+        values["profile"] = row["item__profile"] or {}
+        values["continuations"] = option_continuations(values["options"], domain=domain, domain_roles=domain_roles)
+    return {name: values[name] for name in COLUMNS if name in values}
 
 
 def jsonl_line(record: dict) -> bytes:
-    return (_dumps(record) + "\n").encode("utf-8")
+    return (json_text(record) + "\n").encode("utf-8")
 
 
 def flat_values(record: dict) -> list:
@@ -135,7 +142,7 @@ def flat_values(record: dict) -> list:
     for name in COLUMNS:
         value = record.get(name)
         if name in NESTED and value is not None:
-            value = _dumps(value)
+            value = json_text(value)
         out.append(value)
     return out
 
@@ -218,10 +225,11 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+ROW_GROUP = 10_000  # rows of a Parquet row group
+
+
 class ReleaseWriter:
     """Writes items.jsonl, items.csv and items.parquet side by side from one stream of records."""
-
-    ROW_GROUP = 10_000
 
     def __init__(self, directory: Path):
         self.directory = directory
@@ -239,7 +247,7 @@ class ReleaseWriter:
         self._csv_file.write(self._csv.line(flat))
         self._pending.append(flat)
         self.rows += 1
-        if len(self._pending) >= self.ROW_GROUP:
+        if len(self._pending) >= ROW_GROUP:
             self._flush()
 
     def _flush(self) -> None:

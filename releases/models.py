@@ -77,3 +77,31 @@ class ReleaseItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.release_id}: {self.item_id} → {self.label or '-'}"
+
+
+class ContextRecord(models.Model):
+    """A context's dialogue as a release holds it (JSON, each turn with its domain role:
+    `export.context_turns`), made by Python once and put together with each release's values by
+    PostgreSQL (`releases.copyout.write_items`), so a release's items files need no Python a row.
+    `versions` names the rows it was made from (`records`): one that changed is made again."""
+
+    context = models.OneToOneField("annotation.Context", on_delete=models.CASCADE, primary_key=True, related_name="record")
+    versions = models.TextField()
+    turns = models.TextField()
+
+    def __str__(self) -> str:
+        return f"record of context {self.context_id}"
+
+
+class ItemRecord(models.Model):
+    """An item's JSON a release holds (`export.release_record`): its options, and for a prospective
+    item its profile and continuations (each option split into turns). As ContextRecord."""
+
+    item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, primary_key=True, related_name="record")
+    versions = models.TextField()
+    options = models.TextField()
+    profile = models.TextField(null=True, blank=True)
+    continuations = models.TextField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"record of item {self.item_id}"

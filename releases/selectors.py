@@ -54,6 +54,12 @@ RELEASE_VALUES = (
 )
 
 
+def released_item_results(*, pairs: dict[int, int]) -> QuerySet[ItemResult]:
+    """The current results of the items a release made now holds (`review.selectors.adjudicated`:
+    retained and not dropped by staff, or kept by staff), unordered."""
+    return adjudicated(current_item_results(pairs=pairs)).filter(released=True)
+
+
 def release_source_rows(*, pairs: dict[int, int], chunk_size: int = 2000) -> Iterator[dict]:
     """The retained items of the current runs, as staff's adjudications amend them (kept in, dropped
     out: review.selectors.release_rows), ordered by item_id, as plain dicts (streamed)."""

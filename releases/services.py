@@ -211,40 +211,54 @@ def _report_files(*, directory: Path, release: Release, pairs: dict[int, int]) -
     return rows
 
 
-def _copy_out_results(*, directory: Path, release: Release, pairs: dict[int, int], digests: dict) -> dict[str, int]:
-    """results.csv and judgments.csv written by PostgreSQL (releases.copyout), hashed as they
-    are written; a file it cannot write byte for byte is left out (the caller writes it)."""
-    from . import copyout  # noqa: PLC0415 - PostgreSQL only
+def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None],
+              digests: dict) -> tuple[dict | None, dict[str, int]]:
+    """The files PostgreSQL writes (releases.copyout), hashed as they are written, in one snapshot:
+    the items files from the items' records (`records.records_refresh` makes the missing and stale
+    ones first), results.csv and judgments.csv. Returns (the items files' {rows, counts}, or None
+    to write them in Python; rows of the other files written). A file it cannot write byte for
+    byte (a text holding COPY's quote byte) is left out: the caller writes it."""
+    from . import copyout, records  # noqa: PLC0415 - PostgreSQL only
 
+    items_sql, items_params = (selectors.released_item_results(pairs=pairs).order_by().values("item_id")
+                               .query.sql_with_params())
+    made = records.records_refresh(items_sql=items_sql, params=list(items_params))
+    if made:
+        logger.info("release %s: %d item records made", release.version, made)
     verifier_ids = selectors.release_judgments(pairs=pairs).order_by().values_list("verifier_id", flat=True).distinct()
     pseudonyms = {pk: export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=pk)
                   for pk in verifier_ids}
-    rows = {}
-    with connection.cursor() as cursor:
+    items, rows = None, {}
+    snapshot = not connection.in_atomic_block  # the files of one state of the data, if this opens the transaction
+    with transaction.atomic(), connection.cursor() as cursor:
+        if snapshot:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         cursor.execute("SET LOCAL extra_float_digits = 1")  # shortest float text, as Python's repr
+        try:
+            with transaction.atomic():  # a COPY that stops leaves the transaction usable
+                written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement,
+                                              version=release.version)
+            items = {"rows": written["rows"], "counts": written["counts"]}
+            digests.update(written["digests"])
+        except copyout.CopyUnsafe:
+            logger.warning("items files of release %s: a text holds \\x01, written the portable way", release.version)
         for name, write in (("results.csv", lambda path: copyout.write_results(cursor, path=path, pairs=pairs)),
                             ("judgments.csv", lambda path: copyout.write_judgments(cursor, path=path, pairs=pairs,
                                                                                   pseudonyms=pseudonyms))):
             try:
-                with transaction.atomic():  # a COPY that stops leaves the transaction usable
+                with transaction.atomic():
                     written = write(directory / name)
             except copyout.CopyUnsafe:
                 logger.warning("%s of release %s: a text holds \\x01, written the portable way", name, release.version)
                 continue
             rows[name], digests[name] = written.rows, written.sha256.hexdigest()
-    return rows
+    return items, rows
 
 
-def _write_release(*, release: Release, directory: Path, portable: bool = False) -> tuple[dict, dict[int, int]]:
-    """Writes every file of a release and its manifest into `directory`; returns the manifest
-    and the (batch → run) pairs of the results it was made from. On PostgreSQL the database
-    writes results.csv and judgments.csv (releases.copyout) unless `portable`: the same bytes."""
-    pairs = selectors.current_batch_runs()
-    batch_results = list(selectors.current_batch_results(pairs=pairs))
-    agreement = {br.batch_id: br.ac1 for br in batch_results}
+def _write_items(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None]) -> dict:
+    """items.jsonl, items.csv and items.parquet written by Python (export.ReleaseWriter): {rows, counts}."""
     roles = selectors.domain_roles()
     counts = {key: Counter() for key in ("task", "domain", "attribute", "variant")}
-
     writer = export.ReleaseWriter(directory)
     try:
         with transaction.atomic():  # one transaction: the server-side cursor sees one snapshot
@@ -255,9 +269,25 @@ def _write_release(*, release: Release, directory: Path, portable: bool = False)
                     counts[key][record.get(key) or "(none)"] += 1
     finally:
         writer.close()
+    return {"rows": writer.rows, "counts": counts}
 
+
+def _write_release(*, release: Release, directory: Path, portable: bool = False) -> tuple[dict, dict[int, int]]:
+    """Writes every file of a release and its manifest into `directory`; returns the manifest
+    and the (batch → run) pairs of the results it was made from. On PostgreSQL the database
+    writes results.csv and judgments.csv (releases.copyout) unless `portable`: the same bytes."""
+    pairs = selectors.current_batch_runs()
+    batch_results = list(selectors.current_batch_results(pairs=pairs))
+    agreement = {br.batch_id: br.ac1 for br in batch_results}
+    digests: dict[str, str] = {}  # files hashed as they were written
+    items, rows = None, {}
+    if not portable and connection.vendor == "postgresql":
+        items, rows = _copy_out(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
+    if items is None:
+        items = _write_items(directory=directory, release=release, pairs=pairs, agreement=agreement)
+    counts = items["counts"]
     file_names = ["items.jsonl", "items.csv", "items.parquet"]
-    rows = {name: writer.rows for name in file_names}
+    rows.update({name: items["rows"] for name in file_names})
 
     # Every audited item's result, retained or not, and the judgments fitted: enough to
     # re-run the aggregation elsewhere. The results are also the release's items in the
@@ -271,11 +301,7 @@ def _write_release(*, release: Release, directory: Path, portable: bool = False)
             name = export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=verifier_id)
             yield item_id, name, label, None if seconds is None else export.release_round(seconds, 3)
 
-    digests: dict[str, str] = {}  # files hashed as they were written
     with transaction.atomic():
-        if not portable and connection.vendor == "postgresql":
-            rows_copied = _copy_out_results(directory=directory, release=release, pairs=pairs, digests=digests)
-            rows.update(rows_copied)
         if "results.csv" not in rows:
             rows["results.csv"] = export.write_csv(directory / "results.csv", header=export.RESULT_COLUMNS,
                                                    rows=result_rows())
@@ -305,7 +331,7 @@ def _write_release(*, release: Release, directory: Path, portable: bool = False)
         "format": MANIFEST_FORMAT,
         "version": release.version,
         "created_at": timezone.now().isoformat(),
-        "items": writer.rows,
+        "items": items["rows"],
         "audited_items": rows["results.csv"],
         "judgments": rows["judgments.csv"],
         "references": n_references,

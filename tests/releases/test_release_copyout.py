@@ -1,13 +1,15 @@
-"""results.csv and judgments.csv written by PostgreSQL (releases.copyout) are byte for byte the
-files the portable Python path writes, on awkward text and awkward numbers."""
+"""The files written by PostgreSQL (releases.copyout: the items files from the items' records,
+results.csv, judgments.csv) are byte for byte the files the portable Python path writes, on
+awkward text and awkward numbers."""
 import filecmp
 import pytest
+from django.db.models import Q
 from django.utils import timezone
 
 from aggregation.models import ItemResult
-from annotation.models import Batch, Item
+from annotation.models import Batch, Context, Domain, Item
 from releases import export, services
-from releases.models import Release
+from releases.models import ItemRecord, Release
 from verification.models import Judgment
 
 pytestmark = pytest.mark.django_db
@@ -24,6 +26,21 @@ SECONDS = [None, 12.3455, 0.0001, 1e-07, 2.0005, 123456.789]
 
 
 def _awkward(world):
+    # the items' own fields: quotes, commas, line ends, control characters, unicode, JSON escapes
+    Item.objects.filter(item_id="mi-trust").update(
+        question='Does the "client", trust\r\nthe counselor?\t\x07 \\ / ✓',
+        options=['A, "one"', "B\nsecond line", "C\u2028sep \x1f", "D 情 😀"],
+        metadata={"state": "Trust", "key": "s1, w2"}, retained_by_authors=True,
+    )
+    Item.objects.filter(item_id="esc-prospective-1").update(
+        options=["Supporter: yes, \"fine\"\nSeeker: thanks\r", "no role line\nSupporter: ok", "Seeker: Ĳ\x0bnext", "d"],
+        profile={"trust": "leans on\nher", "belief": 'it "works"', "émotion": "✓"}, metadata={"state": None},
+    )
+    context = Context.objects.get(items__item_id="mi-belief")
+    Context.objects.filter(pk=context.pk).update(turns=[
+        {"speaker": "initiator", "text": 'So, "what"\r\nbrings you'},
+        {"speaker": "recipient", "text": "tab\there, é, 😀, \\"}, {"speaker": "nobody", "text": ""}, {"speaker": None},
+    ])
     Batch.objects.filter(pk=world.batch_a.pk).update(name='batch "a",\nnew line ✓')
     for old, new in AWKWARD.items():
         Item.objects.filter(item_id=old).update(item_id=new)
@@ -33,16 +50,17 @@ def _awkward(world):
         Judgment.objects.filter(pk=judgment.pk).update(seconds_spent=seconds)
 
 
-def _both(tmp_path, monkeypatch, *, copy_only=True):
-    release = Release.objects.create(version="v1")
+def _both(tmp_path, monkeypatch, *, copy_only=True, version="v1"):
+    release = Release.objects.create(version=version)
     moment = timezone.now()
     monkeypatch.setattr(timezone, "now", lambda: moment)  # the report's and the manifest's time
-    portable, copied = tmp_path / "portable", tmp_path / "copied"
-    portable.mkdir()
+    portable, copied = tmp_path / version / "portable", tmp_path / version / "copied"
+    portable.mkdir(parents=True)
     copied.mkdir()
     services._write_release(release=release, directory=portable, portable=True)
     if copy_only:  # the COPY path must not fall back to Python
         monkeypatch.setattr(export, "write_csv", lambda *a, **k: pytest.fail("results written by Python"))
+        monkeypatch.setattr(export, "ReleaseWriter", lambda *a, **k: pytest.fail("items written by Python"))
     services._write_release(release=release, directory=copied)
     return portable, copied
 
@@ -75,3 +93,30 @@ def test_a_text_holding_the_copy_quote_byte_is_written_the_portable_way(world, t
 def test_release_round_is_half_away_from_zero_on_the_shortest_text():
     assert export.release_round(12.3455, 3) == 12.346  # Python's round() gives 12.345 (binary value below)
     assert export.release_round(1e-05, 9) == 1e-05 and export.release_round(2 / 3, 9) == 0.666666667
+
+
+def test_an_items_record_is_made_again_when_its_rows_change(world, tmp_path, monkeypatch):
+    portable, copied = _both(tmp_path, monkeypatch)
+    _same(portable, copied)
+    made = dict(ItemRecord.objects.values_list("item_id", "versions"))
+    assert len(made) == len((copied / "items.jsonl").read_bytes().splitlines()) > 0  # one a released item
+    # an edited question, a domain's role name: those items' records are made again, no other
+    Item.objects.filter(item_id="mi-trust").update(question="Edited?")
+    Domain.objects.filter(code="esc").update(recipient_role="help-seeker")
+    monkeypatch.undo()  # Python may write the portable files again
+    portable, copied = _both(tmp_path, monkeypatch, version="v2")
+    _same(portable, copied)
+    assert '"question":"Edited?"' in (copied / "items.jsonl").read_text(encoding="utf-8")
+    changed = {pk for pk, versions in ItemRecord.objects.values_list("item_id", "versions") if made[pk] != versions}
+    edited = Item.objects.filter(pk__in=made).filter(Q(context__domain__code="esc") | Q(item_id="mi-trust"))
+    assert changed == set(edited.values_list("pk", flat=True)) and len(changed) < len(made)
+
+
+def test_the_parquet_file_is_the_same_in_row_groups_of_any_size(world, tmp_path, monkeypatch):
+    _awkward(world)
+    monkeypatch.setattr(export, "ROW_GROUP", 2)  # several row groups, and a short last one
+    _same(*_both(tmp_path, monkeypatch))
+    import pyarrow.parquet as pq
+
+    portable = pq.ParquetFile(tmp_path / "v1" / "portable" / "items.parquet")
+    assert portable.metadata.num_row_groups == -(-portable.metadata.num_rows // 2) > 1
