@@ -22,7 +22,6 @@ number.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from django.db import connection
@@ -67,27 +66,7 @@ def csv_line(fields: list[tuple[str, bool]]) -> str:
     return f"CASE WHEN {carriage} THEN {quoted} ELSE {minimal} END"
 
 
-class HashingFile:
-    """A file written in binary and hashed (sha256) as it is written."""
-
-    def __init__(self, path: Path):
-        self.path, self.sha256, self.bytes = path, hashlib.sha256(), 0
-        self._handle = open(path, "wb")
-
-    def write(self, data: bytes) -> None:
-        self._handle.write(data)
-        self.sha256.update(data)
-        self.bytes += len(data)
-
-    def close(self) -> None:
-        self._handle.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+HashingFile = export.HashingFile
 
 
 def copy_lines(cursor, select_sql: str, params: list, out: HashingFile) -> int:
@@ -209,7 +188,7 @@ def _fields(**sql) -> dict[str, str]:
         "answer": s["released_label"], "batch": s["batch__name"], "mv_label": f"nullif({s['mv_label']}, '')",
     }
     state = {"state": s["item__metadata__state"], "source_key": s["item__metadata__key"]}  # JSON values (jsonb)
-    numbers = {"n_judgments": (f"{s['n_judgments']}::text", s["n_judgments"]),
+    numbers = {"n_judgments": (f"{s['n_judgments']}::text", f"{s['n_judgments']}::int8"),
                "ds_posterior": (float_text(s["posterior"], 9), f"round(({s['posterior']})::float8::text::numeric, 9)::float8"),
                "agreement": (float_text("s.ac1", 9), "round(s.ac1::float8::text::numeric, 9)::float8")}
     authors = f"CASE WHEN {s['item__retained_by_authors']} THEN %s ELSE %s END"
@@ -228,23 +207,18 @@ def _fields(**sql) -> dict[str, str]:
         else:
             assert name == "retained_by_authors", name
             out[name] = {"json": authors % ("'true'", "'false'"), "csv": (authors % ("'True'", "'False'"), False),
-                         "typed": authors % ("'True'", "'False'")}
+                         "typed": s["item__retained_by_authors"]}
     return out
 
 
 def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: dict[int, float | None],
                 version: str) -> dict:
-    """items.jsonl, items.csv (each hashed as written) and items.parquet, byte for byte as
-    `export.ReleaseWriter` writes `export.release_record`s: the JSON of contexts and items from
-    their records, the rest in SQL. Returns {rows, counts (the manifest's), digests {file: sha256}}.
-    Raises CopyUnsafe (items.csv) as `copy_lines` does."""
-    import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.compute as pc  # noqa: PLC0415
-    import pyarrow.csv as pacsv  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
+    """items.jsonl, items.csv and items.parquet, byte for byte as `export.ReleaseWriter` writes the
+    `export.release_record`s of the portable path: one statement makes each record's JSONL and CSV
+    lines and its flat values, the JSON of contexts and items from their records; a binary COPY
+    (no text escaped, whatever it holds) hands them to the same ReleaseWriter, which writes the
+    lines as they are and the values in Parquet row groups. Returns {rows, counts, digests}."""
     source, params = _released_rows(pairs=pairs, agreement=agreement, version=version)
-    order = f"ORDER BY s.{_column('item__item_id')}"
     fields = _fields()
     parts = []  # a record's keys: profile and continuations only where the item has them
     for n, name in enumerate(export.COLUMNS):
@@ -253,62 +227,25 @@ def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: di
             parts.append(f"{_literal(key)} || s.{name}")  # NULL (left out by concat) for a retrospective item
         else:
             parts += [_literal(key), fields[name]["json"]]
-    line = f"concat({', '.join(parts)}, '}}')"  # one string made, not one a `||`
-    digests = {}
-    with HashingFile(directory / "items.jsonl") as out:
-        rows = copy_lines(cursor, f"SELECT {line} FROM {source} {order}", params, out)
-    digests["items.jsonl"] = out.sha256.hexdigest()
+    jsonl = f"concat({', '.join(parts)}, '}}', E'\\n')"  # one string made, not one a `||`
+    csv = f"concat({csv_line([fields[name]['csv'] for name in export.COLUMNS])}, E'\\n')"
+    typed = [fields[name]["typed"] for name in export.COLUMNS]
+    types = [PARQUET_TYPES[str(field.type)] for field in export.PARQUET_SCHEMA]
+    sql = (f"COPY (SELECT convert_to({jsonl}, 'UTF8'), convert_to({csv}, 'UTF8'), {', '.join(typed)} "
+           f"FROM {source} ORDER BY s.{_column('item__item_id')}) TO STDOUT (FORMAT binary)")
+    writer = export.ReleaseWriter(directory)
+    try:
+        with cursor.copy(sql, params) as copy:
+            copy.set_types(["bytea", "bytea", *types])
+            for jsonl_line, csv_line_bytes, *flat in copy.rows():
+                writer.add_lines(jsonl_line, csv_line_bytes, flat)
+    finally:
+        writer.close()
+    return {"rows": writer.rows, "counts": writer.counts, "digests": writer.digests}
 
-    with HashingFile(directory / "items.csv") as out:
-        out.write(export.CsvLines().header())
-        copy_lines(cursor, f"SELECT {csv_line([fields[name]['csv'] for name in export.COLUMNS])} FROM {source} {order}",
-                   params, out)
-    digests["items.csv"] = out.sha256.hexdigest()
 
-    # Parquet: PostgreSQL's own CSV (NULL unquoted and empty, an empty text quoted), read by Arrow
-    # with the release's schema, written in the row groups ReleaseWriter writes
-    columns = ", ".join(fields[name]["typed"] for name in export.COLUMNS)
-    staged = directory / ".items-parquet.csv"
-    with open(staged, "wb") as handle, cursor.copy(f"COPY (SELECT {columns} FROM {source} {order}) TO STDOUT (FORMAT csv)",
-                                                   params) as copy:
-        for data in copy:
-            handle.write(data)
-    reader = pacsv.open_csv(
-        staged,
-        read_options=pacsv.ReadOptions(column_names=list(export.COLUMNS), block_size=1 << 20, use_threads=False),
-        parse_options=pacsv.ParseOptions(newlines_in_values=True),
-        convert_options=pacsv.ConvertOptions(
-            column_types=export.PARQUET_SCHEMA, null_values=[""], strings_can_be_null=True,
-            quoted_strings_can_be_null=False, true_values=["True"], false_values=["False"],
-        ),
-    )
-    counts: dict[str, dict[str, int]] = {key: {} for key in ("task", "domain", "attribute", "variant")}
-    pool = pa.default_memory_pool()
-    with pq.ParquetWriter(directory / "items.parquet", export.PARQUET_SCHEMA, compression="zstd") as writer:
-        def write(batches):
-            table = pa.Table.from_batches(batches, schema=export.PARQUET_SCHEMA).combine_chunks()
-            writer.write_table(table)
-            for key, counter in counts.items():
-                for entry in pc.value_counts(table[key]).to_pylist():
-                    name = entry["values"] or "(none)"
-                    counter[name] = counter.get(name, 0) + entry["counts"]
-            pool.release_unused()  # memory stays flat: one row group at a time
-
-        pending, held = [], 0  # row groups of ROW_GROUP rows, as ReleaseWriter writes them
-        for batch in reader:
-            while batch.num_rows:
-                take = min(batch.num_rows, export.ROW_GROUP - held)
-                pending.append(batch.slice(0, take))
-                held, batch = held + take, batch.slice(take)
-                if held == export.ROW_GROUP:
-                    write(pending)
-                    pending, held = [], 0
-        if held:
-            write(pending)
-        if rows == 0:
-            writer.write_table(export.PARQUET_SCHEMA.empty_table())
-    staged.unlink()
-    return {"rows": rows, "counts": counts, "digests": digests}
+# the PostgreSQL type of each Parquet column's values, as `_fields` types them
+PARQUET_TYPES = {"string": "text", "int64": "int8", "double": "float8", "bool": "bool"}
 
 
 def _literal(text: str) -> str:

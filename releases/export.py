@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -228,27 +229,65 @@ def sha256_file(path: Path) -> str:
 ROW_GROUP = 10_000  # rows of a Parquet row group
 
 
+class HashingFile:
+    """A file written in binary and hashed (sha256) as it is written."""
+
+    def __init__(self, path: Path):
+        self.path, self.sha256, self.bytes, self.rows = path, hashlib.sha256(), 0, 0
+        self._handle = open(path, "wb")
+
+    def write(self, data: bytes) -> None:
+        self._handle.write(data)
+        self.sha256.update(data)
+        self.bytes += len(data)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
 class ReleaseWriter:
-    """Writes items.jsonl, items.csv and items.parquet side by side from one stream of records."""
+    """Writes items.jsonl, items.csv and items.parquet side by side from one stream of records
+    (`add`), or of their lines and flat values made elsewhere (`add_lines`: PostgreSQL's, in
+    releases.copyout), hashing the text files as it writes and counting the records per filter
+    (the manifest's counts)."""
 
     def __init__(self, directory: Path):
         self.directory = directory
         self.rows = 0
-        self._jsonl = open(directory / "items.jsonl", "wb")
-        self._csv_file = open(directory / "items.csv", "wb")
+        self.counts = {key: Counter() for key in FILTERS}
+        self._filters = [(key, COLUMNS.index(key)) for key in FILTERS]
+        self._jsonl = HashingFile(directory / "items.jsonl")
+        self._csv_file = HashingFile(directory / "items.csv")
         self._csv = CsvLines()
         self._csv_file.write(self._csv.header())
         self._parquet = pq.ParquetWriter(directory / "items.parquet", PARQUET_SCHEMA, compression="zstd")
         self._pending: list[list] = []
 
     def add(self, record: dict) -> None:
-        self._jsonl.write(jsonl_line(record))
         flat = flat_values(record)
-        self._csv_file.write(self._csv.line(flat))
+        self.add_lines(jsonl_line(record), self._csv.line(flat), flat)
+
+    def add_lines(self, jsonl: bytes, csv: bytes, flat: list) -> None:
+        """One record as its JSONL and CSV lines (newline included) and its flat values (`flat_values`)."""
+        self._jsonl.write(jsonl)
+        self._csv_file.write(csv)
         self._pending.append(flat)
+        for key, at in self._filters:
+            self.counts[key][flat[at] or "(none)"] += 1
         self.rows += 1
         if len(self._pending) >= ROW_GROUP:
             self._flush()
+
+    @property
+    def digests(self) -> dict[str, str]:
+        return {"items.jsonl": self._jsonl.sha256.hexdigest(), "items.csv": self._csv_file.sha256.hexdigest()}
 
     def _flush(self) -> None:
         if not self._pending:

@@ -4,7 +4,6 @@ import logging
 import re
 import shutil
 import uuid
-from collections import Counter
 from pathlib import Path
 
 from django.conf import settings
@@ -15,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from dialtom_site import jobs
+from dialtom_site.db.planner import jit_off
 from verification.selectors import overlap_allocation
 from review.selectors import adjudications_in_force
 
@@ -215,9 +215,9 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
               digests: dict) -> tuple[dict | None, dict[str, int]]:
     """The files PostgreSQL writes (releases.copyout), hashed as they are written, in one snapshot:
     the items files from the items' records (`records.records_refresh` makes the missing and stale
-    ones first), results.csv and judgments.csv. Returns (the items files' {rows, counts}, or None
-    to write them in Python; rows of the other files written). A file it cannot write byte for
-    byte (a text holding COPY's quote byte) is left out: the caller writes it."""
+    ones first), results.csv and judgments.csv. Returns (the items files' {rows, counts}; rows of
+    the other files written). results.csv or judgments.csv, if it cannot be written byte for byte
+    (a text holding COPY's quote byte), is left out: the caller writes it."""
     from . import copyout, records  # noqa: PLC0415 - PostgreSQL only
 
     items_sql, items_params = (selectors.released_item_results(pairs=pairs).order_by().values("item_id")
@@ -234,14 +234,12 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
         if snapshot:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         cursor.execute("SET LOCAL extra_float_digits = 1")  # shortest float text, as Python's repr
-        try:
-            with transaction.atomic():  # a COPY that stops leaves the transaction usable
-                written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement,
-                                              version=release.version)
-            items = {"rows": written["rows"], "counts": written["counts"]}
-            digests.update(written["digests"])
-        except copyout.CopyUnsafe:
-            logger.warning("items files of release %s: a text holds \\x01, written the portable way", release.version)
+        jit_off(cursor)
+        with transaction.atomic():
+            written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement,
+                                          version=release.version)
+        items = {"rows": written["rows"], "counts": written["counts"]}
+        digests.update(written["digests"])
         for name, write in (("results.csv", lambda path: copyout.write_results(cursor, path=path, pairs=pairs)),
                             ("judgments.csv", lambda path: copyout.write_judgments(cursor, path=path, pairs=pairs,
                                                                                   pseudonyms=pseudonyms))):
@@ -255,21 +253,19 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
     return items, rows
 
 
-def _write_items(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None]) -> dict:
+def _write_items(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None],
+                 digests: dict) -> dict:
     """items.jsonl, items.csv and items.parquet written by Python (export.ReleaseWriter): {rows, counts}."""
     roles = selectors.domain_roles()
-    counts = {key: Counter() for key in ("task", "domain", "attribute", "variant")}
     writer = export.ReleaseWriter(directory)
     try:
         with transaction.atomic():  # one transaction: the server-side cursor sees one snapshot
             for row in selectors.release_source_rows(pairs=pairs):
-                record = export.release_record(row, version=release.version, roles=roles, agreement=agreement)
-                writer.add(record)
-                for key in counts:
-                    counts[key][record.get(key) or "(none)"] += 1
+                writer.add(export.release_record(row, version=release.version, roles=roles, agreement=agreement))
     finally:
         writer.close()
-    return {"rows": writer.rows, "counts": counts}
+    digests.update(writer.digests)
+    return {"rows": writer.rows, "counts": writer.counts}
 
 
 def _write_release(*, release: Release, directory: Path, portable: bool = False) -> tuple[dict, dict[int, int]]:
@@ -284,7 +280,7 @@ def _write_release(*, release: Release, directory: Path, portable: bool = False)
     if not portable and connection.vendor == "postgresql":
         items, rows = _copy_out(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
     if items is None:
-        items = _write_items(directory=directory, release=release, pairs=pairs, agreement=agreement)
+        items = _write_items(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
     counts = items["counts"]
     file_names = ["items.jsonl", "items.csv", "items.parquet"]
     rows.update({name: items["rows"] for name in file_names})

@@ -60,7 +60,7 @@ def _both(tmp_path, monkeypatch, *, copy_only=True, version="v1"):
     services._write_release(release=release, directory=portable, portable=True)
     if copy_only:  # the COPY path must not fall back to Python
         monkeypatch.setattr(export, "write_csv", lambda *a, **k: pytest.fail("results written by Python"))
-        monkeypatch.setattr(export, "ReleaseWriter", lambda *a, **k: pytest.fail("items written by Python"))
+        monkeypatch.setattr(services, "_write_items", lambda *a, **k: pytest.fail("items written by Python"))
     services._write_release(release=release, directory=copied)
     return portable, copied
 
