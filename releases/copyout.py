@@ -1,18 +1,13 @@
-"""Release files written by PostgreSQL: `COPY (SELECT <the file's line>) TO STDOUT`.
+"""Release files written by PostgreSQL: `COPY (SELECT <the file's lines>) TO STDOUT`.
 
-The portable path (`export.write_csv`, used on SQLite and with `release_build(portable=True)`)
-reads every row into Python and encodes it there; at 4M items that is most of a build. Here
-the database builds each line of results.csv and judgments.csv as text, byte for byte what
-Python's csv writer (`dialtom_site.csvfiles`) makes of the same row, and the lines are
-streamed to the file and hashed as they are written. A test builds one release both ways on
-awkward text (quotes, commas, newlines, carriage returns, unicode) and compares every file.
-
-How a line gets out unchanged: COPY's text format escapes backslashes and newlines, and its
-CSV format quotes a value holding a newline. So the line is one CSV column whose quote is
-\\x01 and delimiter \\x02: PostgreSQL wraps a line holding a newline (or \\x02) in \\x01 and
-doubles a \\x01 of the data; the \\x01 are removed as the bytes arrive. A text holding \\x01
-(seen as a doubled \\x01) stops the COPY with `CopyUnsafe`, and the file is written the
-portable way.
+The portable path (`export.ReleaseWriter`, `export.write_csv`, used on SQLite and with
+`release_build(portable=True)`) reads every row into Python and encodes it there; at 4M items
+that is most of a build. Here the database builds each line of the items files, results.csv and
+judgments.csv as text, byte for byte what Python's json and csv writers (`dialtom_site.csvfiles`)
+make of the same row; a binary COPY hands the lines over as they are (nothing escaped, whatever
+a text holds), and they are streamed to the file and hashed as they are written. A test builds
+one release both ways on awkward text (quotes, commas, newlines, carriage returns, control
+characters, unicode) and compares every file.
 
 Python's csv writer, as the studio uses it (QUOTE_MINIMAL, `\\n` line ends): a field holding
 `,` `"` or a newline is quoted, quotes doubled; a row with a carriage return anywhere has every
@@ -27,14 +22,6 @@ from pathlib import Path
 from django.db import connection
 
 from . import export, selectors
-
-QUOTE, DELIMITER = b"\x01", b"\x02"
-_COPY_OPTIONS = "(FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')"
-
-
-class CopyUnsafe(Exception):
-    """The data holds the byte this module uses as COPY's quote: write the file the portable way."""
-
 
 def float_text(expr: str, digits: int) -> str:
     """SQL: Python's repr of `export.release_round(expr, digits)` (NULL stays NULL)."""
@@ -70,16 +57,17 @@ HashingFile = export.HashingFile
 
 
 def copy_lines(cursor, select_sql: str, params: list, out: HashingFile) -> int:
-    """Stream the one-column rows of `select_sql` (each a whole line) into `out`; returns the rows."""
-    last = b""
-    with cursor.copy(f"COPY ({select_sql}) TO STDOUT {_COPY_OPTIONS}", params) as copy:
-        for data in copy:
-            data = bytes(data)
-            if QUOTE + QUOTE in data or (last == QUOTE and data[:1] == QUOTE):
-                raise CopyUnsafe("a text holds \\x01")
-            last = data[-1:]
-            out.write(data.replace(QUOTE, b""))
-    return cursor.rowcount
+    """Stream the one-column rows of `select_sql` (each a whole line, without its newline) into
+    `out`; returns the rows."""
+    rows = 0
+    with cursor.copy(f"COPY (SELECT convert_to(line, 'UTF8') FROM ({select_sql}) AS lines (line)) TO STDOUT "
+                     "(FORMAT binary)", params) as copy:
+        copy.set_types(["bytea"])
+        for (line,) in copy.rows():
+            out.write(line)
+            out.write(b"\n")
+            rows += 1
+    return rows
 
 
 def _subquery(queryset, names: tuple[str, ...]) -> tuple[str, list]:

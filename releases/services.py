@@ -212,12 +212,11 @@ def _report_files(*, directory: Path, release: Release, pairs: dict[int, int]) -
 
 
 def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None],
-              digests: dict) -> tuple[dict | None, dict[str, int]]:
+              digests: dict) -> tuple[dict, dict[str, int]]:
     """The files PostgreSQL writes (releases.copyout), hashed as they are written, in one snapshot:
     the items files from the items' records (`records.records_refresh` makes the missing and stale
-    ones first), results.csv and judgments.csv. Returns (the items files' {rows, counts}; rows of
-    the other files written). results.csv or judgments.csv, if it cannot be written byte for byte
-    (a text holding COPY's quote byte), is left out: the caller writes it."""
+    ones first), results.csv and judgments.csv. Returns (the items files' {rows, counts}, rows of
+    the other files)."""
     from . import copyout, records  # noqa: PLC0415 - PostgreSQL only
 
     items_sql, items_params = (selectors.released_item_results(pairs=pairs).order_by().values("item_id")
@@ -228,28 +227,20 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
     verifier_ids = selectors.release_judgments(pairs=pairs).order_by().values_list("verifier_id", flat=True).distinct()
     pseudonyms = {pk: export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=pk)
                   for pk in verifier_ids}
-    items, rows = None, {}
     snapshot = not connection.in_atomic_block  # the files of one state of the data, if this opens the transaction
     with transaction.atomic(), connection.cursor() as cursor:
         if snapshot:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         cursor.execute("SET LOCAL extra_float_digits = 1")  # shortest float text, as Python's repr
         jit_off(cursor)
-        with transaction.atomic():
-            written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement,
-                                          version=release.version)
+        written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement, version=release.version)
         items = {"rows": written["rows"], "counts": written["counts"]}
         digests.update(written["digests"])
-        for name, write in (("results.csv", lambda path: copyout.write_results(cursor, path=path, pairs=pairs)),
-                            ("judgments.csv", lambda path: copyout.write_judgments(cursor, path=path, pairs=pairs,
-                                                                                  pseudonyms=pseudonyms))):
-            try:
-                with transaction.atomic():
-                    written = write(directory / name)
-            except copyout.CopyUnsafe:
-                logger.warning("%s of release %s: a text holds \\x01, written the portable way", name, release.version)
-                continue
-            rows[name], digests[name] = written.rows, written.sha256.hexdigest()
+        rows = {}
+        for name, file in (("results.csv", copyout.write_results(cursor, path=directory / "results.csv", pairs=pairs)),
+                           ("judgments.csv", copyout.write_judgments(cursor, path=directory / "judgments.csv", pairs=pairs,
+                                                                    pseudonyms=pseudonyms))):
+            rows[name], digests[name] = file.rows, file.sha256.hexdigest()
     return items, rows
 
 
@@ -268,26 +259,9 @@ def _write_items(*, directory: Path, release: Release, pairs: dict[int, int], ag
     return {"rows": writer.rows, "counts": writer.counts}
 
 
-def _write_release(*, release: Release, directory: Path, portable: bool = False) -> tuple[dict, dict[int, int]]:
-    """Writes every file of a release and its manifest into `directory`; returns the manifest
-    and the (batch → run) pairs of the results it was made from. On PostgreSQL the database
-    writes results.csv and judgments.csv (releases.copyout) unless `portable`: the same bytes."""
-    pairs = selectors.current_batch_runs()
-    batch_results = list(selectors.current_batch_results(pairs=pairs))
-    agreement = {br.batch_id: br.ac1 for br in batch_results}
-    digests: dict[str, str] = {}  # files hashed as they were written
-    items, rows = None, {}
-    if not portable and connection.vendor == "postgresql":
-        items, rows = _copy_out(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
-    if items is None:
-        items = _write_items(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
-    counts = items["counts"]
-    file_names = ["items.jsonl", "items.csv", "items.parquet"]
-    rows.update({name: items["rows"] for name in file_names})
-
-    # Every audited item's result, retained or not, and the judgments fitted: enough to
-    # re-run the aggregation elsewhere. The results are also the release's items in the
-    # database (ReleaseItem), what model runs and baselines are scored against.
+def _write_results(*, directory: Path, release: Release, pairs: dict[int, int]) -> dict[str, int]:
+    """results.csv and judgments.csv written by Python: every audited item's result, retained or
+    not, and the judgments fitted (enough to re-run the aggregation elsewhere). Returns their rows."""
     def result_rows():
         for row in selectors.release_result_rows(pairs=pairs):
             yield export.result_values(row)
@@ -298,13 +272,31 @@ def _write_release(*, release: Release, directory: Path, portable: bool = False)
             yield item_id, name, label, None if seconds is None else export.release_round(seconds, 3)
 
     with transaction.atomic():
-        if "results.csv" not in rows:
-            rows["results.csv"] = export.write_csv(directory / "results.csv", header=export.RESULT_COLUMNS,
-                                                   rows=result_rows())
-        if "judgments.csv" not in rows:
-            rows["judgments.csv"] = export.write_csv(directory / "judgments.csv", header=export.JUDGMENT_COLUMNS,
-                                                     rows=judgment_rows())
-    file_names += ["results.csv", "judgments.csv"]
+        return {
+            "results.csv": export.write_csv(directory / "results.csv", header=export.RESULT_COLUMNS, rows=result_rows()),
+            "judgments.csv": export.write_csv(directory / "judgments.csv", header=export.JUDGMENT_COLUMNS,
+                                              rows=judgment_rows()),
+        }
+
+
+def _write_release(*, release: Release, directory: Path, portable: bool = False) -> tuple[dict, dict[int, int]]:
+    """Writes every file of a release and its manifest into `directory`; returns the manifest
+    and the (batch → run) pairs of the results it was made from. On PostgreSQL the database
+    writes the data files (releases.copyout) unless `portable`: the same bytes either way. The
+    results are also the release's items in the database (ReleaseItem), what model runs and
+    baselines are scored against."""
+    pairs = selectors.current_batch_runs()
+    batch_results = list(selectors.current_batch_results(pairs=pairs))
+    agreement = {br.batch_id: br.ac1 for br in batch_results}
+    digests: dict[str, str] = {}  # files hashed as they were written
+    if not portable and connection.vendor == "postgresql":
+        items, rows = _copy_out(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
+    else:
+        items = _write_items(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
+        rows = _write_results(directory=directory, release=release, pairs=pairs)
+    counts = items["counts"]
+    file_names = ["items.jsonl", "items.csv", "items.parquet", "results.csv", "judgments.csv"]
+    rows.update({name: items["rows"] for name in file_names[:3]})
 
     references = _references_rows()
     n_references = None
