@@ -7,7 +7,8 @@
   range of the per-batch AC1 (the paper's "AC1 ∈ [0.88, 0.92]"), per task, task × domain,
   attribute and task × attribute. AC1 is computed over the choices the form offers the
   group's items (`aggregation.selectors.categories_for`), from the judgments aggregation
-  reads (`usable_judgments`: the same rows a release's judgments.csv holds);
+  reads (`usable_judgments`: the same rows a release's judgments.csv holds), summed in SQL
+  per cell (`agreement_cells`);
 - evaluation: every model run and human baseline scored on the release: accuracy with
   Wilson CIs per task, domain, attribute and variant, and the paper's tests (χ² with
   Cramér's V between domains, Mann–Whitney U for Easy vs Hard, McNemar for the
