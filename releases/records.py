@@ -51,26 +51,29 @@ _KINDS: tuple[tuple[type, str, str, str, str, Callable], ...] = (
 
 def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> int:
     """Make the records of the items `items_sql` selects (one column: item pks) and of their
-    contexts that are missing or stale; returns how many were made. One transaction each kind:
-    read with a server-side cursor, written with COPY into a temporary table, then upserted."""
+    contexts that are missing or stale; returns how many were made. One transaction: the items
+    are selected once (into a temporary table), the stale rows read with a server-side cursor,
+    their records written with COPY into a temporary table, then upserted."""
     quote = connection.ops.quote_name
     made = 0
-    for model, versions, reads, source, which, make in _KINDS:
-        table = quote(model._meta.db_table)
-        key = model._meta.pk.column
-        columns = [f.column for f in model._meta.concrete_fields]
-        alias = source.split()[1]
-        with transaction.atomic():
-            connection.ensure_connection()
-            with connection.cursor() as cursor:
+    with transaction.atomic():
+        connection.ensure_connection()
+        with connection.cursor() as cursor:
+            cursor.execute(f"CREATE TEMPORARY TABLE release_records_items (item_id) ON COMMIT DROP AS {items_sql}", params)
+            cursor.execute("ANALYZE release_records_items")
+            for model, versions, reads, source, which, make in _KINDS:
+                table = quote(model._meta.db_table)
+                key = model._meta.pk.column
+                columns = [f.column for f in model._meta.concrete_fields]
+                alias = source.split()[1]
                 cursor.execute(f"CREATE TEMPORARY TABLE release_records_made (LIKE {table}) ON COMMIT DROP")
                 stale = connection.connection.cursor(name="release_records_stale")
                 stale.execute(
                     f"""SELECT {alias}.id, {versions} AS versions, {reads}
                         FROM {source} JOIN annotation_domain d ON d.code = c.domain_id
                         LEFT JOIN {table} r ON r.{key} = {alias}.id
-                        WHERE {which.replace('{items}', items_sql)} AND (r.{key} IS NULL OR r.versions <> {versions})""",
-                    params,
+                        WHERE {which.replace('{items}', 'SELECT item_id FROM release_records_items')}
+                          AND (r.{key} IS NULL OR r.versions <> {versions})"""
                 )
                 n = 0
                 while rows := stale.fetchmany(chunk_size):
@@ -84,5 +87,6 @@ def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> 
                     cursor.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} "
                                    f"FROM release_records_made ON CONFLICT ({key}) DO UPDATE SET {updates}")
                 cursor.execute("DROP TABLE release_records_made")
-        made += n
+                made += n
+            cursor.execute("DROP TABLE release_records_items")
     return made
