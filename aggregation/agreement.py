@@ -188,7 +188,10 @@ def agreement_summary(counts: np.ndarray, *, confidence_level: float = 0.95) -> 
     """AC1 (with SE and CI), Fleiss' kappa and Krippendorff's alpha side by side, JSON-ready."""
     ac1 = gwet_ac1(counts, confidence_level=confidence_level)
     kappa = fleiss_kappa(counts, confidence_level=confidence_level)
-    alpha = krippendorff_alpha_nominal(counts)
+    return _summary(ac1, kappa, krippendorff_alpha_nominal(counts).value)
+
+
+def _summary(ac1: Agreement, kappa: Agreement, alpha: float | None) -> Mapping[str, object]:
     return {
         "subjects": ac1.n_subjects,
         "ac1": _clean(ac1.value),
@@ -198,7 +201,7 @@ def agreement_summary(counts: np.ndarray, *, confidence_level: float = 0.95) -> 
         "ac1_pe": _clean(ac1.pe),
         "kappa": _clean(kappa.value),
         "kappa_pe": _clean(kappa.pe),
-        "alpha": _clean(alpha.value),
+        "alpha": _clean(alpha),
     }
 
 
@@ -296,14 +299,4 @@ def summary_from_sums(sums: AgreementSums, *, confidence_level: float = 0.95) ->
         ae = float((sums.counts2 * (sums.counts2 - 1)).sum() / (total * (total - 1)))
         if not math.isclose(ae, 1.0, rel_tol=0.0, abs_tol=1e-15):
             alpha = (sums.ao / total - ae) / (1 - ae)
-    return {
-        "subjects": ac1.n_subjects,
-        "ac1": _clean(ac1.value),
-        "ac1_se": _clean(ac1.se),
-        "ac1_ci": [_clean(ac1.ci_low), _clean(ac1.ci_high)] if ac1.ci_low is not None else None,
-        "pa": _clean(ac1.pa),
-        "ac1_pe": _clean(ac1.pe),
-        "kappa": _clean(kappa.value),
-        "kappa_pe": _clean(kappa.pe),
-        "alpha": _clean(alpha),
-    }
+    return _summary(ac1, kappa, alpha)
