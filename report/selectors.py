@@ -8,7 +8,7 @@
   attribute and task × attribute. AC1 is computed over the choices the form offers the
   group's items (`aggregation.selectors.categories_for`), from the judgments aggregation
   reads (`usable_judgments`: the same rows a release's judgments.csv holds), summed in SQL
-  per cell (`agreement_cells`);
+  per cell (`agreement_by_group`);
 - evaluation: every model run and human baseline scored on the release: accuracy with
   Wilson CIs per task, domain, attribute and variant, and the paper's tests (χ² with
   Cramér's V between domains, Mann–Whitney U for Easy vs Hard, McNemar for the
@@ -33,7 +33,7 @@ from django.utils.http import urlencode
 
 from aggregation.agreement import AgreementSums, summary_from_sums
 from aggregation.selectors import BASE_CATEGORIES, NOTA, categories_for, usable_judgments
-from annotation.models import Batch, Item, Variant
+from annotation.models import Batch, Item, Task, Variant
 from dialtom_site.db.planner import jit_off
 from references.models import SimilarityRun, SimilarityRunStatus
 from releases import selectors as release_selectors
@@ -129,7 +129,7 @@ def _terms_sql(choices: tuple[str, ...], v: str) -> str:
     ])
 
 
-def _sums_sql(choices: tuple[str, ...], v: str) -> str:
+def _sums_sql(choices: tuple[str, ...], v: str) -> list[str]:
     """SQL: the `AgreementSums` fields of a cell's items over `choices`, from `_terms_sql`'s columns
     of each pattern of counts and `m`, how many items have it, in the order `_sums` reads them: each
     a plain sum (NULL terms left out)."""
@@ -143,11 +143,11 @@ def _sums_sql(choices: tuple[str, ...], v: str) -> str:
     out += [f"sum(m * t{v} * {x})" for x in shares]
     out += [f"sum(m * t{v} * {x})" for x in c]
     out += [f"sum(m * {shares[k]} * {shares[m]})" for k in range(q) for m in range(k, q)]
-    return ", ".join(out)
+    return out
 
 
 def _sums(vector: np.ndarray, q: int) -> AgreementSums:
-    """AgreementSums from a row of `agreement_cells`' sums over q choices (`_sums_sql`'s order)."""
+    """AgreementSums from a row of sums over q choices (`_sums_sql`'s order)."""
     sums = AgreementSums(n=vector[0], n2=vector[1], pa=vector[2], pa2=vector[3], ratings2=vector[4], ao=vector[5])
     at = 6
     for name in AgreementSums.VECTORS:
@@ -159,83 +159,88 @@ def _sums(vector: np.ndarray, q: int) -> AgreementSums:
     return sums
 
 
-class AgreementCells:
-    """What the report's agreement needs, summed in SQL per cell (batch, task, domain, attribute,
-    variant): `keys` (the cells), `judgments` (all of a cell's), `with_nota` and `without_nota`
-    (one row a cell: the `AgreementSums` fields over the seven choices, or the six without NOTA).
-    Any group's AC1 (with its CI), kappa and alpha are `summary_from_sums` of its cells' rows
-    added up (`aggregation.agreement`): no judgment is read into Python, whatever the size."""
-
-    def __init__(self, keys: list[tuple], judgments: np.ndarray, with_nota: np.ndarray, without_nota: np.ndarray):
-        self.keys, self.judgments, self.with_nota, self.without_nota = keys, judgments, with_nota, without_nota
-
-    def groups(self, keys: tuple[str, ...]) -> dict[tuple, list[int]]:
-        """group key (`keys` of _AC1_CELL) → the rows of its cells."""
-        position = [_AC1_CELL.index(k) for k in keys]
-        out: dict[tuple, list[int]] = defaultdict(list)
-        for row, key in enumerate(self.keys):
-            out[tuple(key[p] for p in position)].append(row)
-        return out
-
-    def _categories(self, rows: list[int]) -> list[str]:
-        return categories_for(kinds={(self.keys[r][1], self.keys[r][4]) for r in rows})
-
-    def summary(self, rows: list[int]) -> tuple[dict, list[str]]:
-        """`summary_from_sums` of these cells together, over the choices their items are offered."""
-        categories = self._categories(rows)
-        matrix = self.with_nota if NOTA in categories else self.without_nota
-        return summary_from_sums(_sums(matrix[rows].sum(axis=0), len(categories))), categories
-
-    def ac1_by_batch(self, rows: list[int]) -> dict[int, float | None]:
-        """batch id → AC1 (its value only) of each batch's part of these cells, over the choices
-        that part's items are offered, as `summary` gives it for each part alone: computed for all
-        parts at once (thousands of batches at 4M items)."""
-        parts: dict[int, list[int]] = defaultdict(list)
-        for r in rows:
-            parts[self.keys[r][0]].append(r)
-        out: dict[int, float | None] = {}
-        for nota, matrix, q in ((True, self.with_nota, len(CHOICES)), (False, self.without_nota, len(BASE_CATEGORIES))):
-            batches = sorted(b for b, part in parts.items() if (NOTA in self._categories(part)) == nota)
-            if not batches:
-                continue
-            sums = np.stack([matrix[parts[b]].sum(axis=0) for b in batches])
-            n, n2, pa = sums[:, 0], sums[:, 1], sums[:, 2]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pi = sums[:, 6:6 + q] / n[:, None]
-                pe = (pi * (1 - pi)).sum(axis=1) / (q - 1)
-                value = (pa / n2 - pe) / (1 - pe)
-            for b, v, subjects, twice, p in zip(batches, value, n, n2, pe):
-                undefined = subjects == 0 or twice == 0 or math.isclose(p, 1.0, rel_tol=0.0, abs_tol=1e-15)
-                out[b] = None if undefined else float(v)
-        return out
+def _offers_nota_sql() -> str:
+    """SQL (over a cell's task and variant): 1 where its items are offered NOTA (`categories_for`)."""
+    kinds = [(task, variant) for task in Task.values for variant in Variant.values
+             if NOTA in categories_for(kinds={(task, variant)})]
+    return ("CASE WHEN " + " OR ".join(f"(task = '{task}' AND variant = '{variant}')" for task, variant in kinds)
+            + " THEN 1 ELSE 0 END") if kinds else "0"
 
 
-def agreement_cells(*, batch_ids) -> AgreementCells:
-    """The per-cell sums behind the report's agreement (AgreementCells), in one statement."""
+_WIDTH = {q: 6 + 4 * q + q * (q + 1) // 2 for q in (len(CHOICES), len(BASE_CATEGORIES))}
+
+
+def agreement_by_group(*, batch_ids) -> dict[str, dict[tuple, dict]]:
+    """The report's agreement, summed in SQL: grouping (GROUPINGS) → group key → {"judgments",
+    "summary" (`summary_from_sums`: AC1 with its SE and CI, kappa, alpha), "categories", "ac1_by_batch"
+    (batch id → AC1 of the batch's part of the group, over the choices that part is offered)}.
+
+    The sums are made per cell (batch, task, domain, attribute, variant) into a temporary table,
+    from the items grouped by their pattern of counts (a few a cell: 3 judgments over 7 choices);
+    each grouping, and each grouping per batch, adds up cells in SQL. What reaches Python is a row
+    per group and per (group, batch): no judgment and no item, whatever the size."""
     q7, q6 = len(CHOICES), len(BASE_CATEGORIES)
-    width7, width6 = 6 + 4 * q7 + q7 * (q7 + 1) // 2, 6 + 4 * q6 + q6 * (q6 + 1) // 2
     if not batch_ids:
-        return AgreementCells([], np.zeros(0, dtype=int), np.zeros((0, width7)), np.zeros((0, width6)))
+        return {grouping: {} for grouping in GROUPINGS}
     per_item, params = _per_item_sql(batch_ids)
     cell, choices = ", ".join(_AC1_CELL), ", ".join(f"c{k}" for k in range(q7))
-    # the items with the same counts in a cell together (a few patterns a cell: 3 judgments over 7
-    # choices), so the hundred sums run over patterns, not items
-    sql = f"""
-        WITH {per_item},
-        patterns AS (SELECT {cell}, {choices}, count(*) AS m, sum(judgments) AS judgments
-                     FROM per_item GROUP BY {cell}, {choices}),
-        terms AS MATERIALIZED (SELECT {cell}, judgments, m, {choices}, {_terms_sql(CHOICES, "7")},
-                                      {_terms_sql(BASE_CATEGORIES, "6")} FROM patterns)
-        SELECT {cell}, sum(judgments), {_sums_sql(CHOICES, "7")}, {_sums_sql(BASE_CATEGORIES, "6")}
-        FROM terms GROUP BY {cell} ORDER BY {cell}"""
+    sums7 = [f"a{n}" for n in range(_WIDTH[q7])]
+    sums6 = [f"b{n}" for n in range(_WIDTH[q6])]
+    # what an AC1 value needs: subjects, twice rated, Σ pa_i, the shares (the rest is for its CI, kappa, alpha)
+    value7 = [*sums7[:3], *sums7[6:6 + q7]]
+    value6 = [*sums6[:3], *sums6[6:6 + q6]]
+    sums = ", ".join(f"{sql} AS {name}" for sql, name in zip(_sums_sql(CHOICES, "7") + _sums_sql(BASE_CATEGORIES, "6"),
+                                                                sums7 + sums6))
+    out: dict[str, dict[tuple, dict]] = {grouping: {} for grouping in GROUPINGS}
     with transaction.atomic(), connection.cursor() as cursor:
         jit_off(cursor)
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    width = len(_AC1_CELL)
-    values = np.array([[float(v or 0) for v in row[width + 1:]] for row in rows]).reshape(len(rows), width7 + width6)
-    return AgreementCells([tuple(row[:width]) for row in rows], np.array([int(row[width] or 0) for row in rows]),
-                          values[:, :width7], values[:, width7:])
+        cursor.execute(f"""
+            CREATE TEMPORARY TABLE report_agreement_cells AS
+            WITH {per_item},
+            patterns AS (SELECT {cell}, {choices}, count(*) AS m, sum(judgments) AS judgments
+                         FROM per_item GROUP BY {cell}, {choices}),
+            terms AS MATERIALIZED (SELECT {cell}, judgments, m, {choices}, {_terms_sql(CHOICES, "7")},
+                                          {_terms_sql(BASE_CATEGORIES, "6")} FROM patterns)
+            SELECT {cell}, {_offers_nota_sql()} AS nota, sum(judgments) AS judgments, {sums}
+            FROM terms GROUP BY {cell}""", params)
+        for grouping, keys in GROUPINGS.items():
+            width = len(keys)
+            cursor.execute(f"SELECT {', '.join(keys)}, max(nota), sum(judgments), "
+                           f"{', '.join(f'sum({x})' for x in sums7 + sums6)} "
+                           f"FROM report_agreement_cells GROUP BY {', '.join(keys)}")
+            for row in cursor.fetchall():
+                nota = bool(row[width])
+                vector = np.array([float(v or 0) for v in row[width + 2:]])
+                vector, q = (vector[:_WIDTH[q7]], q7) if nota else (vector[_WIDTH[q7]:], q6)
+                out[grouping][tuple(row[:width])] = {
+                    "judgments": int(row[width + 1] or 0), "summary": summary_from_sums(_sums(vector, q)),
+                    "categories": list(CHOICES if nota else BASE_CATEGORIES), "ac1_by_batch": {},
+                }
+            cursor.execute(f"SELECT batch, {', '.join(keys)}, max(nota), {', '.join(f'sum({x})' for x in value7 + value6)} "
+                           f"FROM report_agreement_cells GROUP BY batch, {', '.join(keys)}")
+            while rows := cursor.fetchmany(10_000):
+                values = np.array([[float(v or 0) for v in row[width + 2:]] for row in rows])
+                nota = np.array([bool(row[width + 1]) for row in rows])
+                for part, ac1 in zip(rows, _ac1_values(values, nota, q7=q7, q6=q6)):
+                    out[grouping][tuple(part[1:width + 1])]["ac1_by_batch"][part[0]] = ac1
+        cursor.execute("DROP TABLE report_agreement_cells")
+    return out
+
+
+def _ac1_values(values: np.ndarray, nota: np.ndarray, *, q7: int, q6: int) -> list[float | None]:
+    """AC1 (its value only) of each row of (n, n2, Σ pa_i, shares…) over seven choices then over
+    six, taking the seven where `nota`: `summary_from_sums(...)["ac1"]` at once for many parts."""
+    out = []
+    for row, offers in zip(values, nota):
+        row, q = (row[:3 + q7], q7) if offers else (row[3 + q7:], q6)
+        n, n2, pa = row[0], row[1], row[2]
+        if n == 0 or n2 == 0:
+            out.append(None)
+            continue
+        pi = row[3:3 + q] / n
+        pe = float((pi * (1 - pi)).sum() / (q - 1))
+        out.append(None if math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-15) else float((pa / n2 - pe) / (1 - pe)))
+    return out
 
 
 def _retention_by(cells: list[dict], keys: tuple[str, ...]) -> dict[tuple, tuple[int, int]]:
@@ -261,9 +266,9 @@ def _batch_range(values: dict[str, float | None]) -> dict:
 def verification_section(*, pairs: dict[int, int], release: Release | None) -> dict:
     """Retention and agreement per task, task × domain, attribute and task × attribute, and per batch."""
     cells = release_selectors.retention_cells(pairs=pairs)
-    agreement = agreement_cells(batch_ids=pairs)
+    agreement = agreement_by_group(batch_ids=pairs)
     names = dict(Batch.objects.filter(pk__in=list(pairs)).values_list("id", "name"))
-    section: dict = {"judgments": int(agreement.judgments.sum()), "batches": []}
+    section: dict = {"judgments": sum(group["judgments"] for group in agreement["by_task"].values()), "batches": []}
     for result in release_selectors.current_batch_results(pairs=pairs):
         section["batches"].append({
             "batch": result.batch.name, "run": result.run_id, "items": result.items, "retained": result.retained,
@@ -274,7 +279,7 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
         })
     for grouping, keys in GROUPINGS.items():
         retention = _retention_by(cells, keys)
-        groups = agreement.groups(keys)
+        groups = agreement[grouping]
         rows = []
         for key in sorted(set(retention) | set(groups)):
             total, kept = retention.get(key, (0, 0))
@@ -284,12 +289,12 @@ def verification_section(*, pairs: dict[int, int], release: Release | None) -> d
                 row.update(judgments=0, ac1=None, ac1_se=None, ac1_ci=None, kappa=None, alpha=None, categories=[],
                            ac1_batches=_batch_range({}))
             else:
-                summary, categories = agreement.summary(groups[key])
+                group, summary = groups[key], groups[key]["summary"]
                 per_batch = {names.get(batch_id, str(batch_id)): value
-                             for batch_id, value in sorted(agreement.ac1_by_batch(groups[key]).items())}
+                             for batch_id, value in sorted(group["ac1_by_batch"].items())}
                 row.update(
-                    judgments=int(agreement.judgments[groups[key]].sum()), ac1=summary["ac1"], ac1_se=summary["ac1_se"],
-                    ac1_ci=summary["ac1_ci"], kappa=summary["kappa"], alpha=summary["alpha"], categories=categories,
+                    judgments=group["judgments"], ac1=summary["ac1"], ac1_se=summary["ac1_se"], ac1_ci=summary["ac1_ci"],
+                    kappa=summary["kappa"], alpha=summary["alpha"], categories=group["categories"],
                     ac1_batches=_batch_range(per_batch),
                 )
             row["links"] = {"items": _items_link(release=release, **labels)}
