@@ -3,7 +3,7 @@ from django.contrib import admin
 
 from dialtom_site.admin_base import ReadOnlyAdmin
 
-from .models import Release, ReleaseItem
+from .models import ContextRecord, ItemRecord, Release, ReleaseItem
 
 
 @admin.register(Release)
@@ -19,4 +19,22 @@ class ReleaseItemAdmin(ReadOnlyAdmin):
     list_display = ["item", "release", "label", "posterior", "n_judgments", "retained"]
     list_filter = ["release", "retained", "item__task", "item__attribute", "item__context__domain"]
     list_select_related = ["item", "release"]
+    search_fields = ["item__item_id"]
+
+
+@admin.register(ContextRecord)
+class ContextRecordAdmin(ReadOnlyAdmin):
+    """A context's dialogue as releases hold it: remade by the next build when its context changes."""
+
+    list_display = ["context", "versions"]
+    list_select_related = ["context"]
+    search_fields = ["context__context_id"]
+
+
+@admin.register(ItemRecord)
+class ItemRecordAdmin(ReadOnlyAdmin):
+    """An item's options (and profile, continuations) as releases hold them: remade as ContextRecord."""
+
+    list_display = ["item", "versions"]
+    list_select_related = ["item"]
     search_fields = ["item__item_id"]

@@ -162,7 +162,7 @@ def _json(sql: str) -> str:
     return f"coalesce(to_json(({sql})::text)::text, 'null')"
 
 
-def _fields(**sql) -> dict[str, str]:
+def _fields() -> dict[str, dict]:
     """`export.COLUMNS` → SQL of the release record's value, in the three shapes of the files:
     JSON text (`json`), the CSV field's text (`csv`, never NULL) and a typed value (`typed`, NULL
     for None), from the columns of `_released_rows`."""
