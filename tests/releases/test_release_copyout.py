@@ -120,3 +120,49 @@ def test_the_parquet_file_is_the_same_in_row_groups_of_any_size(world, tmp_path,
 
     portable = pq.ParquetFile(tmp_path / "v1" / "portable" / "items.parquet")
     assert portable.metadata.num_row_groups == -(-portable.metadata.num_rows // 2) > 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_results_and_report_are_written_beside_in_the_same_snapshot(world, tmp_path, monkeypatch):
+    """Outside a transaction the build writes results.csv and the report on a second connection
+    (dialtom_site.db.snapshot) while it writes the items files: the same bytes as Python's files,
+    and the second connection sees the snapshot of the first, not a change committed meanwhile."""
+    import threading
+
+    import psycopg
+    from django.db import connection
+
+    from releases import copyout
+
+    from releases import selectors
+
+    _awkward(world)
+    result = selectors.audited_item_results(pairs=selectors.current_batch_runs()).order_by("pk").first()
+    seen = {}
+    changed = threading.Event()
+    write_items, write_results = copyout.write_items, copyout.write_results
+
+    def items_then_change(*args, **kwargs):
+        out = write_items(*args, **kwargs)
+        params = connection.get_connection_params()
+        with psycopg.connect(**{k: v for k, v in params.items() if k in ("dbname", "user", "host", "port", "password")},
+                             autocommit=True) as other:  # committed while the build's snapshot is open
+            other.execute("UPDATE aggregation_itemresult SET posterior = 0.5 WHERE id = %s", [result.pk])
+        changed.set()
+        return out
+
+    def results_after_change(cursor, **kwargs):
+        seen["thread"] = threading.current_thread().name
+        assert changed.wait(30)
+        return write_results(cursor, **kwargs)
+
+    portable, copied = _both(tmp_path, monkeypatch, version="v-before")
+    monkeypatch.setattr(copyout, "write_items", items_then_change)
+    monkeypatch.setattr(copyout, "write_results", results_after_change)
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    services._write_release(release=Release.objects.get(version="v-before"), directory=beside)
+    assert seen["thread"].startswith("snapshot")
+    _same(copied, beside)  # results.csv and the report as they were before the change
+    assert ItemResult.objects.get(pk=result.pk).posterior == 0.5
+    assert ",0.5," not in (beside / "results.csv").read_text()
