@@ -216,14 +216,15 @@ def _report_files(*, directory: Path, release: Release, pairs: dict[int, int]) -
 
 
 def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None],
-              digests: dict, beside: Callable[[], dict[str, int]]) -> tuple[dict, dict[str, int]]:
+              digests: dict, beside: Callable[[], dict[str, int]]) -> tuple[dict, dict[str, int], dict[str, int]]:
     """The files PostgreSQL writes (releases.copyout), hashed as they are written, in one snapshot:
     the items files from the items' records (`records.records_refresh` makes the missing and stale
     ones first), results.csv and judgments.csv, and the files `beside` writes (the report's), which
     read the database too. When this opens the transaction, results.csv and `beside` are written on
     a second connection in the same snapshot (`SharedSnapshot`) while this one writes the items
     files and judgments.csv: most of their work is the database's, and each side keeps a core busy.
-    Returns (the items files' {rows, counts}, rows of the other files)."""
+    Returns (the items files' {rows, counts}, rows of results.csv and judgments.csv, what `beside`
+    returns)."""
     from . import copyout, records  # noqa: PLC0415 - PostgreSQL only
 
     items_sql, items_params = (selectors.released_item_results(pairs=pairs).order_by().values("item_id")
@@ -236,32 +237,33 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
     pseudonyms = {pk: export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=pk)
                   for pk in User.objects.values_list("pk", flat=True)}
 
-    def results_and_beside() -> dict[str, int]:  # on this connection or, in the shared snapshot, another's
+    def results_and_beside() -> tuple[int, dict[str, int]]:  # on this connection or, in the shared snapshot, another's
         with connection.cursor() as cursor:
             file = copyout.write_results(cursor, path=directory / "results.csv", pairs=pairs)
         digests["results.csv"] = file.sha256.hexdigest()
-        return {"results.csv": file.rows, **beside()}
+        return file.rows, beside()
 
     snapshot = not connection.in_atomic_block  # the files of one state of the data, if this opens the transaction
     with transaction.atomic(), connection.cursor() as cursor, ExitStack() as stack:
         if snapshot:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        cursor.execute(FLOAT_TEXT)
-        jit_off(cursor)
+        _copy_settings(cursor)
         later = None
         if snapshot:
-            later = stack.enter_context(SharedSnapshot(cursor, settings=(FLOAT_TEXT,))).submit(results_and_beside)
+            later = stack.enter_context(SharedSnapshot(cursor, prepare=_copy_settings)).submit(results_and_beside)
         written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement, version=release.version)
         items = {"rows": written["rows"], "counts": written["counts"]}
         digests.update(written["digests"])
         file = copyout.write_judgments(cursor, path=directory / "judgments.csv", pairs=pairs, pseudonyms=pseudonyms)
-        rows = {"judgments.csv": file.rows}
         digests["judgments.csv"] = file.sha256.hexdigest()
-        rows.update(later.result() if later is not None else results_and_beside())
-    return items, rows
+        results, beside_rows = later.result() if later is not None else results_and_beside()
+    return items, {"results.csv": results, "judgments.csv": file.rows}, beside_rows
 
 
-FLOAT_TEXT = "SET LOCAL extra_float_digits = 1"  # shortest float text, as Python's repr
+def _copy_settings(cursor) -> None:
+    """What every transaction writing a release's files sets for itself."""
+    cursor.execute("SET LOCAL extra_float_digits = 1")  # shortest float text, as Python's repr
+    jit_off(cursor)
 
 
 def _write_items(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None],
@@ -309,13 +311,13 @@ def _write_release(*, release: Release, directory: Path, portable: bool = False)
     batch_results = list(selectors.current_batch_results(pairs=pairs))
     agreement = {br.batch_id: br.ac1 for br in batch_results}
     digests: dict[str, str] = {}  # files hashed as they were written
+
     def report() -> dict[str, int]:
         return _report_files(directory=directory, release=release, pairs=pairs)
 
     if not portable and connection.vendor == "postgresql":
-        items, rows = _copy_out(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests,
-                                beside=report)
-        report_rows = {name: rows.pop(name) for name in list(rows) if name not in ("results.csv", "judgments.csv")}
+        items, rows, report_rows = _copy_out(directory=directory, release=release, pairs=pairs, agreement=agreement,
+                                             digests=digests, beside=report)
     else:
         items = _write_items(directory=directory, release=release, pairs=pairs, agreement=agreement, digests=digests)
         rows = _write_results(directory=directory, release=release, pairs=pairs)

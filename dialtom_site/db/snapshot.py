@@ -9,22 +9,21 @@ The exporter's transaction must stay open until every submitted piece has starte
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.db import connection, transaction
 
-from .planner import jit_off
-
 
 class SharedSnapshot:
     """`with SharedSnapshot(cursor) as shared: future = shared.submit(fn, ...)`; `cursor`: of the
-    exporting transaction, already at REPEATABLE READ (PostgreSQL). `settings`: SET LOCAL
-    statements each imported transaction runs first (what the exporter set for itself)."""
+    exporting transaction, already at REPEATABLE READ (PostgreSQL). `prepare(cursor)`: what each
+    imported transaction runs first (the exporter's own SET LOCALs, so both sides read alike)."""
 
-    def __init__(self, cursor, *, workers: int = 1, settings: tuple[str, ...] = ()):
+    def __init__(self, cursor, *, workers: int = 1, prepare: Callable[[object], None] | None = None):
         cursor.execute("SELECT pg_export_snapshot()")
         (self.token,) = cursor.fetchone()
-        self.settings = settings
+        self.prepare = prepare
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="snapshot")
 
     def submit(self, function, /, *args, **kwargs) -> Future:
@@ -35,9 +34,8 @@ class SharedSnapshot:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 cursor.execute("SET TRANSACTION SNAPSHOT %s", [self.token])
-                for statement in self.settings:
-                    cursor.execute(statement)
-                jit_off(cursor)
+                if self.prepare is not None:
+                    self.prepare(cursor)
                 return function(*args, **kwargs)
         finally:
             connection.close()  # this thread's own connection: a pool thread is not a request

@@ -132,9 +132,7 @@ def test_results_and_report_are_written_beside_in_the_same_snapshot(world, tmp_p
     import psycopg
     from django.db import connection
 
-    from releases import copyout
-
-    from releases import selectors
+    from releases import copyout, selectors
 
     _awkward(world)
     result = selectors.audited_item_results(pairs=selectors.current_batch_runs()).order_by("pk").first()
@@ -156,7 +154,7 @@ def test_results_and_report_are_written_beside_in_the_same_snapshot(world, tmp_p
         assert changed.wait(30)
         return write_results(cursor, **kwargs)
 
-    portable, copied = _both(tmp_path, monkeypatch, version="v-before")
+    _, copied = _both(tmp_path, monkeypatch, version="v-before")
     monkeypatch.setattr(copyout, "write_items", items_then_change)
     monkeypatch.setattr(copyout, "write_results", results_after_change)
     beside = tmp_path / "beside"
