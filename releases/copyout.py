@@ -20,32 +20,56 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.db import connection
+from django.db.models import Func, TextField
 
 from . import export, selectors
 
-def float_text(expr: str, digits: int) -> str:
-    """SQL: Python's repr of `export.release_round(expr, digits)` (NULL stays NULL)."""
-    return (f"regexp_replace(round(({expr})::float8::text::numeric, {digits})::float8::text, "
-            f"'^(-?[0-9]+)$', '\\1.0')")
+class RoundedText(Func):
+    """SQL: PostgreSQL's shortest text of `export.release_round(expr, digits)` (NULL stays NULL),
+    `1` where Python writes `1.0`: made once a row in a query's select list, then turned into
+    Python's text by `python_float` (cheap) wherever a line uses it."""
+
+    template = "round((%(expressions)s)::float8::text::numeric, %(digits)s)::float8::text"
+    output_field = TextField()
+
+    def __init__(self, expression, *, digits: int):
+        super().__init__(expression, digits=int(digits))
 
 
-def _minimal(text_sql: str) -> str:
+def python_float(text_sql: str) -> str:
+    """SQL: Python's repr of a float from PostgreSQL's shortest text of it (`RoundedText`): a
+    whole number gets its `.0`. No regular expression: at 4M items one a value cost ~70 s of a
+    build's CPU."""
+    return f"CASE WHEN translate({text_sql}, '-0123456789', '') = '' THEN {text_sql} || '.0' ELSE {text_sql} END"
+
+
+# what a field of `csv_line` may hold: nothing to quote (a number, a flag), any text, or JSON text
+# (which has no raw line end nor carriage return: JSON escapes them)
+PLAIN, TEXT, JSON = False, True, "json"
+
+
+def _minimal(text_sql: str, kind) -> str:
     """SQL: a CSV field as Python's QUOTE_MINIMAL writes it."""
-    return (f"CASE WHEN strpos({text_sql}, ',') > 0 OR strpos({text_sql}, '\"') > 0 "
-            f"OR strpos({text_sql}, E'\\n') > 0 THEN '\"' || replace({text_sql}, '\"', '\"\"') || '\"' "
-            f"ELSE {text_sql} END")
+    if kind == PLAIN:
+        return text_sql
+    needs = [f"strpos({text_sql}, ',') > 0", f"strpos({text_sql}, '\"') > 0"]
+    if kind == TEXT:
+        needs.append(f"strpos({text_sql}, E'\\n') > 0")
+    return f"CASE WHEN {' OR '.join(needs)} THEN {_all_quoted(text_sql)} ELSE {text_sql} END"
 
 
 def _all_quoted(text_sql: str) -> str:
     return f"'\"' || replace({text_sql}, '\"', '\"\"') || '\"'"
 
 
-def csv_line(fields: list[tuple[str, bool]]) -> str:
-    """SQL of one CSV line (COPY adds its `\\n`) from (SQL text expression never NULL, may hold text
-    that needs quoting). A row with a carriage return in any field has every field quoted."""
-    texts = [sql for sql, free in fields if free]
+def csv_line(fields: list[tuple[str, bool | str]]) -> str:
+    """SQL of one CSV line (COPY adds its `\\n`) from (SQL text expression never NULL, what it may
+    hold: PLAIN, TEXT or JSON). A row with a carriage return in any field has every field quoted:
+    only TEXT fields are searched for one, JSON text (the long fields: a context's dialogue, an
+    item's options) never holds one."""
+    texts = [sql for sql, kind in fields if kind == TEXT]
     # concat(): one string made, not one a `||` (a long line copied over and over)
-    minimal = "concat(" + ", ',', ".join(_minimal(sql) if free else sql for sql, free in fields) + ")"
+    minimal = "concat(" + ", ',', ".join(_minimal(sql, kind) for sql, kind in fields) + ")"
     quoted = "concat(" + ", ',', ".join(_all_quoted(sql) for sql, _ in fields) + ")"
     if not texts:
         return minimal
@@ -89,13 +113,14 @@ def _text(name: str) -> str:
 def write_results(cursor, *, path: Path, pairs: dict[int, int]) -> HashingFile:
     """results.csv (export.RESULT_COLUMNS), as `export.write_csv(rows=result_values(...))` writes it."""
     names = ("item__item_id", "batch__name", "item__task", "item__attribute", "item__variant",
-             "item__context__domain_id", "released_label", "posterior", "mv_label", "n_judgments", "released",
-             "adjudication")
-    source, params = _subquery(selectors.audited_item_results(pairs=pairs), names)
+             "item__context__domain_id", "released_label", "mv_label", "n_judgments", "released",
+             "adjudication", "posterior_text")
+    queryset = selectors.audited_item_results(pairs=pairs).annotate(posterior_text=RoundedText("posterior", digits=9))
+    source, params = _subquery(queryset, names)
     line = csv_line([
         (_text("item__item_id"), True), (_text("batch__name"), True), (_text("item__task"), True),
         (_text("item__attribute"), True), (_text("item__variant"), True), (_text("item__context__domain_id"), True),
-        (_text("released_label"), True), (float_text(_column("posterior"), 9), False), (_text("mv_label"), True),
+        (_text("released_label"), True), (python_float(_column("posterior_text")), False), (_text("mv_label"), True),
         (f"{_column('n_judgments')}::text", False),
         (f"CASE WHEN {_column('released')} THEN 'true' ELSE 'false' END", False),
         (_text("adjudication"), True),
@@ -110,13 +135,13 @@ def write_results(cursor, *, path: Path, pairs: dict[int, int]) -> HashingFile:
 def write_judgments(cursor, *, path: Path, pairs: dict[int, int], pseudonyms: dict[int, str]) -> HashingFile:
     """judgments.csv (export.JUDGMENT_COLUMNS): the verifiers' pseudonyms (made in Python, one per
     verifier) joined in SQL."""
-    queryset = selectors.release_judgments(pairs=pairs)
-    names = ("item__item_id", "verifier_id", "label", "seconds_spent")
+    queryset = selectors.release_judgments(pairs=pairs).annotate(seconds_text=RoundedText("seconds_spent", digits=3))
+    names = ("item__item_id", "verifier_id", "label", "seconds_text")
     source, params = _subquery(queryset, names)
-    seconds = _column("seconds_spent")
+    seconds = _column("seconds_text")
     line = csv_line([
         (_text("item__item_id"), True), ("p.name", True), (_text("label"), True),
-        (f"coalesce({float_text(seconds, 3)}, '')", False),
+        (f"coalesce({python_float(seconds)}, '')", False),
     ])
     ids = sorted(pseudonyms)
     sql = (f"SELECT {line} FROM {source} JOIN unnest(%s::bigint[], %s::text[]) AS p (id, name) "
@@ -133,28 +158,32 @@ def write_judgments(cursor, *, path: Path, pairs: dict[int, int], pseudonyms: di
 _RELEASED = ("item_id", "item__context_id", "item__item_id", "item__context__context_id", "item__context__domain_id",
              "item__task", "item__attribute", "item__variant", "item__target_speaker", "item__question",
              "item__metadata__state", "item__metadata__key", "item__retained_by_authors",
-             "released_label", "batch_id", "batch__name", "n_judgments", "posterior", "mv_label")
+             "released_label", "batch_id", "batch__name", "n_judgments", "posterior_text", "mv_label")
 
 
 def _released_rows(*, pairs: dict[int, int], agreement: dict[int, float | None], version: str) -> tuple[str, list]:
     """SQL of the released items in item_id order, with their records' JSON (`records`), their
-    batch's AC1 and the release's version, as `s`.
+    batch's AC1 (`ac1`, rounded as the release rounds it, and `ac1_text`, its text: both made by
+    Python, a batch each) and the release's version, as `s`.
 
     The rows are sorted while narrow, then each takes its records by a lookup (a nested loop keeps
     the order: the ORDER BY of the statements reading `s` sorts nothing): sorting whole lines of
     2–3 KB spilled to disk. A record's long text is read once a row (`|| ''`), so the line's many
     uses of it do not each unpack it."""
-    source, params = _subquery(selectors.released_item_results(pairs=pairs), _RELEASED)
-    batches = sorted(agreement)
+    queryset = selectors.released_item_results(pairs=pairs).annotate(posterior_text=RoundedText("posterior", digits=9))
+    source, params = _subquery(queryset, _RELEASED)
+    batches = sorted(b for b, ac1 in agreement.items() if ac1 is not None)
+    rounded = [export.release_round(agreement[b], 9) for b in batches]
     sql = (f"(SELECT o.*, ir.options, cr.context, ir.profile, ir.continuations, %s::text AS version "
-           f"FROM (SELECT q.*, a.ac1 FROM {source} "
-           f"LEFT JOIN unnest(%s::bigint[], %s::float8[]) AS a (batch, ac1) ON a.batch = q.{_column('batch_id')} "
+           f"FROM (SELECT q.*, a.ac1, a.ac1_text FROM {source} "
+           f"LEFT JOIN unnest(%s::bigint[], %s::float8[], %s::text[]) AS a (batch, ac1, ac1_text) "
+           f"ON a.batch = q.{_column('batch_id')} "
            f"ORDER BY q.{_column('item__item_id')} OFFSET 0) AS o "
            f"CROSS JOIN LATERAL (SELECT r.options || '' AS options, r.profile || '' AS profile, "
            f"r.continuations || '' AS continuations FROM releases_itemrecord r WHERE r.item_id = o.{_column('item_id')} OFFSET 0) ir "
            f"CROSS JOIN LATERAL (SELECT r.turns || '' AS context FROM releases_contextrecord r "
            f"WHERE r.context_id = o.{_column('item__context_id')} OFFSET 0) cr) AS s")
-    return sql, [version, *params, batches, [agreement[b] for b in batches]]
+    return sql, [version, *params, batches, rounded, [repr(value) for value in rounded]]
 
 
 def _json(sql: str) -> str:
@@ -177,15 +206,15 @@ def _fields() -> dict[str, dict]:
     }
     state = {"state": s["item__metadata__state"], "source_key": s["item__metadata__key"]}  # JSON values (jsonb)
     numbers = {"n_judgments": (f"{s['n_judgments']}::text", f"{s['n_judgments']}::int8"),
-               "ds_posterior": (float_text(s["posterior"], 9), f"round(({s['posterior']})::float8::text::numeric, 9)::float8"),
-               "agreement": (float_text("s.ac1", 9), "round(s.ac1::float8::text::numeric, 9)::float8")}
+               "ds_posterior": (python_float(s["posterior_text"]), f"{s['posterior_text']}::float8"),
+               "agreement": ("s.ac1_text", "s.ac1")}
     authors = f"CASE WHEN {s['item__retained_by_authors']} THEN %s ELSE %s END"
     out = {}
     for name in export.COLUMNS:
         if name in texts:
             out[name] = {"json": _json(texts[name]), "csv": (f"coalesce({texts[name]}, '')", True), "typed": texts[name]}
         elif name in nested:
-            out[name] = {"json": nested[name], "csv": (f"coalesce({nested[name]}, '')", True), "typed": nested[name]}
+            out[name] = {"json": nested[name], "csv": (f"coalesce({nested[name]}, '')", JSON), "typed": nested[name]}
         elif name in state:
             out[name] = {"json": f"coalesce(({state[name]})::text, 'null')",
                          "csv": (f"coalesce({state[name]} #>> '{{}}', '')", True), "typed": f"{state[name]} #>> '{{}}'"}

@@ -67,8 +67,11 @@ class ReleaseItem(models.Model):
     # No foreign-key constraints in the database (db_constraint=False): a release writes its rows in
     # one INSERT … SELECT from the current results, whose own constraints hold the items, and the
     # two checks a row, deferred to the commit, took ~110 of a 4M-item build's ~450 s. Django still
-    # cascades and protects (on_delete), and both columns are indexed.
-    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="items", db_constraint=False)
+    # cascades and protects (on_delete). `item` has an index of its own; `release` is the first
+    # column of the unique (release, item) index, which serves it: a second index on it was one
+    # more to write for each of a release's millions of rows.
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="items", db_constraint=False,
+                                db_index=False)
     item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="release_entries",
                              db_constraint=False)
     label = models.CharField(max_length=10, blank=True, help_text="the Dawid–Skene label, in the item's original letters")

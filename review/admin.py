@@ -5,7 +5,7 @@ from django.contrib import admin
 from dialtom_site.admin_base import ReadOnlyAdmin
 
 from .item_summaries import item_summaries_flags_refresh
-from .models import FlagTally
+from .models import DecisionInForce, FlagTally
 from .models import Adjudication, Flag, Guideline, GuidelineExample
 
 
@@ -67,3 +67,4 @@ class AdjudicationAdmin(admin.ModelAdmin):
 
 # --- issue 23: flags per status, kept by the review services ---
 admin.site.register(FlagTally, ReadOnlyAdmin)
+admin.site.register(DecisionInForce, ReadOnlyAdmin)

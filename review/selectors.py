@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from django.db.models import BooleanField, Case, CharField, Count, F, OuterRef, Q, QuerySet, Subquery, When
+from django.db.models import BooleanField, Case, CharField, Count, F, Q, QuerySet, When
 
 from accounts.models import User
 from aggregation.models import ItemResult, WorkerResult
@@ -14,7 +14,7 @@ from annotation.models import OPTION_LETTERS, Batch, Item, Task
 from verification.models import Judgment
 
 from .markdown import render_markdown
-from .models import Adjudication, Decision, Flag, FlagStatus, FlagTally, Guideline
+from .models import Adjudication, Decision, DecisionInForce, Flag, FlagStatus, FlagTally, Guideline
 
 # --- Guidelines -------------------------------------------------------------------------
 
@@ -107,13 +107,6 @@ def flag_of(*, verifier: User, item_id: int) -> Flag | None:
 # --- Adjudications ----------------------------------------------------------------------
 
 
-def _latest_decision(item_ref: str = "item_id") -> Subquery:
-    """The decision in force on the item `item_ref` names (the latest adjudication), as a subquery."""
-    return Subquery(
-        Adjudication.objects.filter(item_id=OuterRef(item_ref)).order_by("-decided_at", "-id").values("decision")[:1]
-    )
-
-
 def adjudicated(results: QuerySet[ItemResult]) -> QuerySet[ItemResult]:
     """`results` with staff's decisions applied, the one place of that rule:
 
@@ -123,7 +116,7 @@ def adjudicated(results: QuerySet[ItemResult]) -> QuerySet[ItemResult]:
       whatever the aggregate said; else the Dawid–Skene label).
     """
     return results.annotate(
-        adjudication=_latest_decision(),
+        adjudication=F("item__decision_in_force__decision"),  # a join on a view of the few decisions in force
         released=Case(
             When(adjudication=Decision.KEEP, then=True),
             When(adjudication=Decision.DROP, then=False),
@@ -154,9 +147,7 @@ def release_rows(results: QuerySet[ItemResult], *, values: tuple[str, ...], chun
 
 def adjudications_in_force() -> list[dict]:
     """The latest adjudication of every adjudicated item, for a release's manifest."""
-    latest = Adjudication.objects.filter(
-        pk=Subquery(Adjudication.objects.filter(item_id=OuterRef("item_id")).order_by("-decided_at", "-id").values("pk")[:1])
-    )
+    latest = Adjudication.objects.filter(pk__in=DecisionInForce.objects.values("adjudication_id"))
     return [
         {
             "item_id": a.item.item_id,
@@ -200,7 +191,7 @@ def items_search(*, q: str = "", batch: str = "", only: str = "", limit: int = 1
             "item_id", "label", "posterior", "retained")
     }
     decisions = dict(
-        Item.objects.filter(pk__in=[i.pk for i in items]).annotate(d=_latest_decision("pk")).values_list("pk", "d")
+        DecisionInForce.objects.filter(item_id__in=[i.pk for i in items]).values_list("item_id", "decision")
     )
     return [
         {

@@ -86,6 +86,36 @@ def test_only_the_latest_adjudication_is_in_force(world, staff, settings, tmp_pa
     assert release.n_items == 4
 
 
+def test_the_decision_in_force_is_the_latest_by_time_then_id(world, staff):
+    """review_decision_in_force (a view): the latest adjudication of each item by decided_at, ties
+    by id; `adjudicated` applies it to results and `adjudications_in_force` lists it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from aggregation.selectors import current_item_results
+    from review.models import Adjudication, DecisionInForce
+
+    a = services.adjudication_record(item_id="mi-trust", decision="drop", reason="first", staff=staff)
+    b = services.adjudication_record(item_id="mi-trust", decision="keep", reason="second", staff=staff)
+    c = services.adjudication_record(item_id="mi-emotion", decision="keep", reason="only", staff=staff)
+    now = timezone.now()
+    Adjudication.objects.filter(pk=a.pk).update(decided_at=now)  # the earlier row is the later decision
+    Adjudication.objects.filter(pk=b.pk).update(decided_at=now - timedelta(hours=1))
+    in_force = dict(DecisionInForce.objects.values_list("item__item_id", "adjudication_id"))
+    assert in_force == {"mi-trust": a.pk, "mi-emotion": c.pk}
+    results = {r.item.item_id: r for r in selectors.adjudicated(current_item_results()).select_related("item")}
+    assert (results["mi-trust"].adjudication, results["mi-trust"].released) == ("drop", False)
+    assert results["mi-emotion"].adjudication == "keep" and results["mi-emotion"].released is True
+    assert results["mi-emotion"].released_label == results["mi-emotion"].item.answer
+    assert {r.adjudication for name, r in results.items() if name not in in_force} == {None}
+
+    Adjudication.objects.filter(pk=b.pk).update(decided_at=now)  # the same moment: the larger id is in force
+    assert DecisionInForce.objects.get(item__item_id="mi-trust").decision == "keep"
+    assert [(x["item_id"], x["reason"]) for x in selectors.adjudications_in_force()] == [
+        ("mi-emotion", "only"), ("mi-trust", "second")]
+
+
 def test_items_search_filters(world, staff):
     services.adjudication_record(item_id="mi-trust", decision="drop", reason="x", staff=staff)
     assert [r["item"].item_id for r in selectors.items_search(only="adjudicated")] == ["mi-trust"]
