@@ -17,6 +17,7 @@ number.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from django.db import connection
@@ -80,18 +81,34 @@ def csv_line(fields: list[tuple[str, bool | str]]) -> str:
 HashingFile = export.HashingFile
 
 
+# COPY's text format escapes these (and nothing else) in a value: a backslash and six control characters
+_UNESCAPE = {b"\\": b"\\", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"v": b"\v"}
+_ESCAPED = re.compile(rb"\\(.)", re.DOTALL)
+
+
+def _unescaped(rows: list) -> bytes:
+    """Whole rows of COPY's text format (escapes never span rows) as the lines they hold."""
+    data = b"".join(rows)
+    return _ESCAPED.sub(lambda m: _UNESCAPE[m.group(1)], data) if b"\\" in data else data
+
+
 def copy_lines(cursor, select_sql: str, params: list, out: HashingFile) -> int:
-    """Stream the one-column rows of `select_sql` (each a whole line, without its newline) into
-    `out`; returns the rows."""
-    rows = 0
-    with cursor.copy(f"COPY (SELECT convert_to(line, 'UTF8') FROM ({select_sql}) AS lines (line)) TO STDOUT "
-                     "(FORMAT binary)", params) as copy:
-        copy.set_types(["bytea"])
-        for (line,) in copy.rows():
-            out.write(line)
-            out.write(b"\n")
-            rows += 1
-    return rows
+    """Stream the one-column rows of `select_sql` (each a whole line, without its newline, never
+    NULL) into `out`; returns the rows.
+
+    COPY's text format, whole rows each ending with its newline: the lines as they are but for
+    COPY's escapes (a backslash, a line end, a tab… in a quoted field), undone a few thousand
+    rows at a time. No row is parsed: most of a bare `COPY … TO STDOUT`'s cost is its own."""
+    rows, pending = 0, []
+    with cursor.copy(f"COPY ({select_sql}) TO STDOUT", params) as copy:
+        for row in copy:
+            pending.append(row)
+            if len(pending) >= 4096:
+                out.write(_unescaped(pending))
+                rows += len(pending)
+                pending.clear()
+    out.write(_unescaped(pending))
+    return rows + len(pending)
 
 
 def _subquery(queryset, names: tuple[str, ...]) -> tuple[str, list]:

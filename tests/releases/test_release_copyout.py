@@ -18,7 +18,7 @@ AWKWARD = {
     "mi-trust": 'mi-trust, "quoted"',
     "mi-belief": "mi-belief\nsecond line",
     "mi-emotion": "mi-emotion\rcarriage",
-    "esc-desire": "esc-désir ✓ 情",
+    "esc-desire": "esc-désir ✓ 情 \\ back\tslash \x08\x0c\x0b",
     "esc-prospective-1": ",leading comma",
 }
 POSTERIORS = [1e-05, 0.1234567895, 1.0, 0.0, 1 / 3, 0.99999999951]
