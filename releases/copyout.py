@@ -44,34 +44,39 @@ def python_float(text_sql: str) -> str:
     return f"CASE WHEN translate({text_sql}, '-0123456789', '') = '' THEN {text_sql} || '.0' ELSE {text_sql} END"
 
 
-# what a field of `csv_line` may hold: nothing to quote (a number, a flag), any text, or JSON text
-# (which has no raw line end nor carriage return: JSON escapes them)
-PLAIN, TEXT, JSON = False, True, "json"
+# what a field of `csv_line` may hold: nothing to quote (a number, a flag), any text, JSON text
+# (which has no raw line end nor carriage return: JSON escapes them), or JSON text made a CSV field
+# already (`csv_field(json, JSON)`, kept in the items' records): quoted where it needs to be
+PLAIN, TEXT, JSON, CSV = False, True, "json", "csv"
 
 
-def _minimal(text_sql: str, kind) -> str:
+def csv_field(text_sql: str, kind) -> str:
     """SQL: a CSV field as Python's QUOTE_MINIMAL writes it."""
-    if kind == PLAIN:
+    if kind in (PLAIN, CSV):
         return text_sql
     needs = [f"strpos({text_sql}, ',') > 0", f"strpos({text_sql}, '\"') > 0"]
     if kind == TEXT:
         needs.append(f"strpos({text_sql}, E'\\n') > 0")
-    return f"CASE WHEN {' OR '.join(needs)} THEN {_all_quoted(text_sql)} ELSE {text_sql} END"
+    return f"CASE WHEN {' OR '.join(needs)} THEN {_all_quoted(text_sql, TEXT)} ELSE {text_sql} END"
 
 
-def _all_quoted(text_sql: str) -> str:
+def _all_quoted(text_sql: str, kind) -> str:
+    """SQL: a field quoted whatever it holds (a row with a carriage return). A CSV field that is
+    not quoted holds no quote."""
+    if kind == CSV:
+        return f"CASE WHEN left({text_sql}, 1) = '\"' THEN {text_sql} ELSE '\"' || {text_sql} || '\"' END"
     return f"'\"' || replace({text_sql}, '\"', '\"\"') || '\"'"
 
 
 def csv_line(fields: list[tuple[str, bool | str]]) -> str:
     """SQL of one CSV line (COPY adds its `\\n`) from (SQL text expression never NULL, what it may
-    hold: PLAIN, TEXT or JSON). A row with a carriage return in any field has every field quoted:
-    only TEXT fields are searched for one, JSON text (the long fields: a context's dialogue, an
-    item's options) never holds one."""
+    hold: PLAIN, TEXT, JSON or CSV). A row with a carriage return in any field has every field
+    quoted: only TEXT fields are searched for one, JSON text (the long fields: a context's dialogue,
+    an item's options) never holds one."""
     texts = [sql for sql, kind in fields if kind == TEXT]
     # concat(): one string made, not one a `||` (a long line copied over and over)
-    minimal = "concat(" + ", ',', ".join(_minimal(sql, kind) for sql, kind in fields) + ")"
-    quoted = "concat(" + ", ',', ".join(_all_quoted(sql) for sql, _ in fields) + ")"
+    minimal = "concat(" + ", ',', ".join(csv_field(sql, kind) for sql, kind in fields) + ")"
+    quoted = "concat(" + ", ',', ".join(_all_quoted(sql, kind) for sql, kind in fields) + ")"
     if not texts:
         return minimal
     carriage = " OR ".join(f"strpos({sql}, E'\\r') > 0" for sql in texts)
@@ -79,7 +84,6 @@ def csv_line(fields: list[tuple[str, bool | str]]) -> str:
 
 
 HashingFile = export.HashingFile
-
 
 # COPY's text format escapes these (and nothing else) in a value: a backslash and six control characters
 _UNESCAPE = {b"\\": b"\\", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"v": b"\v"}
@@ -191,14 +195,17 @@ def _released_rows(*, pairs: dict[int, int], agreement: dict[int, float | None],
     source, params = _subquery(queryset, _RELEASED)
     batches = sorted(b for b, ac1 in agreement.items() if ac1 is not None)
     rounded = [export.release_round(agreement[b], 9) for b in batches]
-    sql = (f"(SELECT o.*, ir.options, cr.context, ir.profile, ir.continuations, %s::text AS version "
+    sql = (f"(SELECT o.*, ir.options, cr.context, ir.profile, ir.continuations, ir.options_csv, cr.context_csv, "
+           f"ir.profile_csv, ir.continuations_csv, %s::text AS version "
            f"FROM (SELECT q.*, a.ac1, a.ac1_text FROM {source} "
            f"LEFT JOIN unnest(%s::bigint[], %s::float8[], %s::text[]) AS a (batch, ac1, ac1_text) "
            f"ON a.batch = q.{_column('batch_id')} "
            f"ORDER BY q.{_column('item__item_id')} OFFSET 0) AS o "
            f"CROSS JOIN LATERAL (SELECT r.options || '' AS options, r.profile || '' AS profile, "
-           f"r.continuations || '' AS continuations FROM releases_itemrecord r WHERE r.item_id = o.{_column('item_id')} OFFSET 0) ir "
-           f"CROSS JOIN LATERAL (SELECT r.turns || '' AS context FROM releases_contextrecord r "
+           f"r.continuations || '' AS continuations, r.options_csv || '' AS options_csv, r.profile_csv || '' AS profile_csv, "
+           f"r.continuations_csv || '' AS continuations_csv "
+           f"FROM releases_itemrecord r WHERE r.item_id = o.{_column('item_id')} OFFSET 0) ir "
+           f"CROSS JOIN LATERAL (SELECT r.turns || '' AS context, r.turns_csv || '' AS context_csv FROM releases_contextrecord r "
            f"WHERE r.context_id = o.{_column('item__context_id')} OFFSET 0) cr) AS s")
     return sql, [version, *params, batches, rounded, [repr(value) for value in rounded]]
 
@@ -231,7 +238,7 @@ def _fields() -> dict[str, dict]:
         if name in texts:
             out[name] = {"json": _json(texts[name]), "csv": (f"coalesce({texts[name]}, '')", True), "typed": texts[name]}
         elif name in nested:
-            out[name] = {"json": nested[name], "csv": (f"coalesce({nested[name]}, '')", JSON), "typed": nested[name]}
+            out[name] = {"json": nested[name], "csv": (f"coalesce({nested[name]}_csv, '')", CSV), "typed": nested[name]}
         elif name in state:
             out[name] = {"json": f"coalesce(({state[name]})::text, 'null')",
                          "csv": (f"coalesce({state[name]} #>> '{{}}', '')", True), "typed": f"{state[name]} #>> '{{}}'"}

@@ -96,6 +96,7 @@ class ContextRecord(models.Model):
     context = models.OneToOneField("annotation.Context", on_delete=models.CASCADE, primary_key=True, related_name="record")
     versions = models.TextField()
     turns = models.TextField()
+    turns_csv = models.TextField(default="", help_text="`turns` as a field of items.csv (quoted as the CSV writer quotes it)")
 
     def __str__(self) -> str:
         return f"record of context {self.context_id}"
@@ -110,6 +111,10 @@ class ItemRecord(models.Model):
     options = models.TextField()
     profile = models.TextField(null=True, blank=True)
     continuations = models.TextField(null=True, blank=True)
+    # the JSON above as fields of items.csv, quoted once when the record is made, not in every release
+    options_csv = models.TextField(default="")
+    profile_csv = models.TextField(null=True, blank=True)
+    continuations_csv = models.TextField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"record of item {self.item_id}"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from django.db import connection, transaction
 
-from . import export
+from . import copyout, export
 from .models import ContextRecord, ItemRecord
 
 
@@ -39,13 +39,18 @@ def _items(rows):
                export.json_text(export.option_continuations(options, domain=domain, domain_roles=roles)))
 
 
-# model, its rows' versions, what Python reads (pk, versions, …), from where, which rows, the maker
-_KINDS: tuple[tuple[type, str, str, str, str, Callable], ...] = (
+# model, its rows' versions, what Python reads (pk, versions, …), from where, which rows, the maker, the
+# columns it makes, and the columns PostgreSQL derives from them: each JSON as a field of items.csv
+# (copyout.csv_field), quoted here once, not in every release
+_KINDS: tuple[tuple[type, str, str, str, str, Callable, tuple[str, ...], dict[str, str]], ...] = (
     (ContextRecord, "concat_ws(' ', c.xmin, c.ctid, d.xmin, d.ctid)", "c.turns::text, d.initiator_role, d.recipient_role",
-     "annotation_context c", "c.id IN (SELECT context_id FROM annotation_item WHERE id IN ({items}))", _contexts),
+     "annotation_context c", "c.id IN (SELECT context_id FROM annotation_item WHERE id IN ({items}))", _contexts,
+     ("context_id", "versions", "turns"), {"turns_csv": "turns"}),
     (ItemRecord, "concat_ws(' ', i.xmin, i.ctid, c.xmin, c.ctid, d.xmin, d.ctid)",
      "c.domain_id, i.task, i.options::text, i.profile::text, d.initiator_role, d.recipient_role",
-     "annotation_item i JOIN annotation_context c ON c.id = i.context_id", "i.id IN ({items})", _items),
+     "annotation_item i JOIN annotation_context c ON c.id = i.context_id", "i.id IN ({items})", _items,
+     ("item_id", "versions", "options", "profile", "continuations"),
+     {"options_csv": "options", "profile_csv": "profile", "continuations_csv": "continuations"}),
 )
 
 
@@ -61,12 +66,14 @@ def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> 
         with connection.cursor() as cursor:
             cursor.execute(f"CREATE TEMPORARY TABLE release_records_items (item_id) ON COMMIT DROP AS {items_sql}", params)
             cursor.execute("ANALYZE release_records_items")
-            for model, versions, reads, source, which, make in _KINDS:
+            for model, versions, reads, source, which, make, made_columns, derived in _KINDS:
                 table = quote(model._meta.db_table)
                 key = model._meta.pk.column
-                columns = [f.column for f in model._meta.concrete_fields]
+                columns = [*made_columns, *derived]
+                assert set(columns) == {f.column for f in model._meta.concrete_fields}, model
                 alias = source.split()[1]
-                cursor.execute(f"CREATE TEMPORARY TABLE release_records_made (LIKE {table}) ON COMMIT DROP")
+                cursor.execute(f"CREATE TEMPORARY TABLE release_records_made ON COMMIT DROP AS "
+                               f"SELECT {', '.join(made_columns)} FROM {table} WITH NO DATA")
                 stale = connection.connection.cursor(name="release_records_stale")
                 stale.execute(
                     f"""SELECT {alias}.id, {versions} AS versions, {reads}
@@ -77,14 +84,15 @@ def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> 
                 )
                 n = 0
                 while rows := stale.fetchmany(chunk_size):
-                    with cursor.copy(f"COPY release_records_made ({', '.join(columns)}) FROM STDIN") as copy:
+                    with cursor.copy(f"COPY release_records_made ({', '.join(made_columns)}) FROM STDIN") as copy:
                         for row in make(rows):
                             copy.write_row(row)
                     n += len(rows)
                 stale.close()
                 if n:
                     updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != key)
-                    cursor.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} "
+                    values = [*made_columns, *(copyout.csv_field(json, copyout.JSON) for json in derived.values())]
+                    cursor.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(values)} "
                                    f"FROM release_records_made ON CONFLICT ({key}) DO UPDATE SET {updates}")
                 cursor.execute("DROP TABLE release_records_made")
                 made += n
