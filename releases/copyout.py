@@ -4,8 +4,10 @@ The portable path (`export.ReleaseWriter`, `export.write_csv`, used on SQLite an
 `release_build(portable=True)`) reads every row into Python and encodes it there; at 4M items
 that is most of a build. Here the database builds each line of the items files, results.csv and
 judgments.csv as text, byte for byte what Python's json and csv writers (`dialtom_site.csvfiles`)
-make of the same row; a binary COPY hands the lines over as they are (nothing escaped, whatever
-a text holds), and they are streamed to the file and hashed as they are written. A test builds
+make of the same row. results.csv and judgments.csv come in COPY's text format, whole rows a
+few thousand at a time, its escapes undone (`copy_lines`: no row parsed in Python); the items
+files in its binary format, which hands their lines over as they are beside the typed values
+the Parquet file needs. They are streamed to the file and hashed as they are written. A test builds
 one release both ways on awkward text (quotes, commas, newlines, carriage returns, control
 characters, unicode) and compares every file.
 
