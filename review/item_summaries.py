@@ -16,7 +16,7 @@ from annotation.summaries import item_summaries_create
 from verification.models import Judgment
 from verification.summaries import item_summaries_judgments_refresh
 
-from .models import Adjudication, Flag, FlagStatus
+from .models import DecisionInForce, Flag, FlagStatus
 
 
 def _rows(item_ids) -> QuerySet[ItemSummary]:
@@ -37,8 +37,8 @@ def item_summaries_flags_refresh(*, item_ids: Iterable[int] | QuerySet | None = 
 
 def item_summaries_decision_refresh(*, item_ids: Iterable[int] | QuerySet | None = None) -> int:
     """The decision in force (the latest adjudication) of these items (all: None)."""
-    latest = Adjudication.objects.filter(item_id=OuterRef("item_id")).order_by("-decided_at", "-id").values("decision")[:1]
-    return _rows(item_ids).update(decision=Coalesce(Subquery(latest, output_field=CharField()), Value("")))
+    in_force = DecisionInForce.objects.filter(item_id=OuterRef("item_id")).values("decision")
+    return _rows(item_ids).update(decision=Coalesce(Subquery(in_force, output_field=CharField()), Value("")))
 
 
 def _table(model) -> str:
@@ -65,7 +65,7 @@ WITH cur AS (
     SELECT item_id, count(*) FILTER (WHERE status = '{FlagStatus.OPEN.value}') AS open, count(*) AS total
     FROM {_table(Flag)} GROUP BY item_id
 ), dec AS (
-    SELECT DISTINCT ON (item_id) item_id, decision FROM {_table(Adjudication)} ORDER BY item_id, decided_at DESC, id DESC
+    SELECT item_id, decision FROM {_table(DecisionInForce)}
 )
 SELECT i.id, i.batch_id, c.domain_id, i.task, i.attribute, i.variant, coalesce(jn.n, 0), coalesce(fl.open, 0),
        coalesce(fl.total, 0), coalesce(res.label, ''), coalesce(res.posterior, -1), res.n_agree,
