@@ -49,7 +49,7 @@ def python_float(text_sql: str) -> str:
 # what a field of `csv_line` may hold: nothing to quote (a number, a flag), any text, JSON text
 # (which has no raw line end nor carriage return: JSON escapes them), or JSON text made a CSV field
 # already (`csv_field(json, JSON)`, kept in the items' records): quoted where it needs to be
-PLAIN, TEXT, JSON, CSV = False, True, "json", "csv"
+PLAIN, TEXT, JSON, CSV = "plain", "text", "json", "csv"
 
 
 def csv_field(text_sql: str, kind) -> str:
@@ -70,11 +70,11 @@ def _all_quoted(text_sql: str, kind) -> str:
     return f"'\"' || replace({text_sql}, '\"', '\"\"') || '\"'"
 
 
-def csv_line(fields: list[tuple[str, bool | str]]) -> str:
+def csv_line(fields: list[tuple[str, str]]) -> str:
     """SQL of one CSV line (COPY adds its `\\n`) from (SQL text expression never NULL, what it may
     hold: PLAIN, TEXT, JSON or CSV). A row with a carriage return in any field has every field
-    quoted: only TEXT fields are searched for one, JSON text (the long fields: a context's dialogue,
-    an item's options) never holds one."""
+    quoted: only TEXT fields are searched for one; JSON text and the CSV fields made of it (the long
+    fields: a context's dialogue, an item's options, kept quoted in the records) never hold one."""
     texts = [sql for sql, kind in fields if kind == TEXT]
     # concat(): one string made, not one a `||` (a long line copied over and over)
     minimal = "concat(" + ", ',', ".join(csv_field(sql, kind) for sql, kind in fields) + ")"
@@ -141,12 +141,12 @@ def write_results(cursor, *, path: Path, pairs: dict[int, int]) -> HashingFile:
     queryset = selectors.audited_item_results(pairs=pairs).annotate(posterior_text=RoundedText("posterior", digits=9))
     source, params = _subquery(queryset, names)
     line = csv_line([
-        (_text("item__item_id"), True), (_text("batch__name"), True), (_text("item__task"), True),
-        (_text("item__attribute"), True), (_text("item__variant"), True), (_text("item__context__domain_id"), True),
-        (_text("released_label"), True), (python_float(_column("posterior_text")), False), (_text("mv_label"), True),
-        (f"{_column('n_judgments')}::text", False),
-        (f"CASE WHEN {_column('released')} THEN 'true' ELSE 'false' END", False),
-        (_text("adjudication"), True),
+        (_text("item__item_id"), TEXT), (_text("batch__name"), TEXT), (_text("item__task"), TEXT),
+        (_text("item__attribute"), TEXT), (_text("item__variant"), TEXT), (_text("item__context__domain_id"), TEXT),
+        (_text("released_label"), TEXT), (python_float(_column("posterior_text")), PLAIN), (_text("mv_label"), TEXT),
+        (f"{_column('n_judgments')}::text", PLAIN),
+        (f"CASE WHEN {_column('released')} THEN 'true' ELSE 'false' END", PLAIN),
+        (_text("adjudication"), TEXT),
     ])
     out = HashingFile(path)
     with out:
@@ -163,8 +163,8 @@ def write_judgments(cursor, *, path: Path, pairs: dict[int, int], pseudonyms: di
     source, params = _subquery(queryset, names)
     seconds = _column("seconds_text")
     line = csv_line([
-        (_text("item__item_id"), True), ("p.name", True), (_text("label"), True),
-        (f"coalesce({python_float(seconds)}, '')", False),
+        (_text("item__item_id"), TEXT), ("p.name", TEXT), (_text("label"), TEXT),
+        (f"coalesce({python_float(seconds)}, '')", PLAIN),
     ])
     ids = sorted(pseudonyms)
     sql = (f"SELECT {line} FROM {source} JOIN unnest(%s::bigint[], %s::text[]) AS p (id, name) "
@@ -223,6 +223,7 @@ def _fields() -> dict[str, dict]:
     for None), from the columns of `_released_rows`."""
     s = {name: f"s.{_column(name)}" for name in _RELEASED}
     nested = {name: f"s.{name}" for name in ("options", "context", "profile", "continuations")}
+    nested_csv = {name: f"s.{name}_csv" for name in nested}  # the records' CSV fields of the same JSON
     texts = {  # text columns, None where the record holds None
         "release": "s.version", "item_id": s["item__item_id"], "context_id": s["item__context__context_id"],
         "domain": s["item__context__domain_id"], "task": s["item__task"],
@@ -238,18 +239,18 @@ def _fields() -> dict[str, dict]:
     out = {}
     for name in export.COLUMNS:
         if name in texts:
-            out[name] = {"json": _json(texts[name]), "csv": (f"coalesce({texts[name]}, '')", True), "typed": texts[name]}
+            out[name] = {"json": _json(texts[name]), "csv": (f"coalesce({texts[name]}, '')", TEXT), "typed": texts[name]}
         elif name in nested:
-            out[name] = {"json": nested[name], "csv": (f"coalesce({nested[name]}_csv, '')", CSV), "typed": nested[name]}
+            out[name] = {"json": nested[name], "csv": (f"coalesce({nested_csv[name]}, '')", CSV), "typed": nested[name]}
         elif name in state:
             out[name] = {"json": f"coalesce(({state[name]})::text, 'null')",
-                         "csv": (f"coalesce({state[name]} #>> '{{}}', '')", True), "typed": f"{state[name]} #>> '{{}}'"}
+                         "csv": (f"coalesce({state[name]} #>> '{{}}', '')", TEXT), "typed": f"{state[name]} #>> '{{}}'"}
         elif name in numbers:
             text, typed = numbers[name]
-            out[name] = {"json": f"coalesce({text}, 'null')", "csv": (f"coalesce({text}, '')", False), "typed": typed}
+            out[name] = {"json": f"coalesce({text}, 'null')", "csv": (f"coalesce({text}, '')", PLAIN), "typed": typed}
         else:
             assert name == "retained_by_authors", name
-            out[name] = {"json": authors % ("'true'", "'false'"), "csv": (authors % ("'True'", "'False'"), False),
+            out[name] = {"json": authors % ("'true'", "'false'"), "csv": (authors % ("'True'", "'False'"), PLAIN),
                          "typed": s["item__retained_by_authors"]}
     return out
 
