@@ -1,20 +1,11 @@
-"""Fill the staff pages' summaries (issue 23) for the data already there.
+"""Filled the staff pages' summaries (issue 23); the fill has moved to 0003.
 
-It calls the rebuild itself (`dashboard.summaries`), not historical models: it must run with the
-schema of the migrations it depends on, and does nothing on an empty database.
+The fill calls the rebuild itself (`dashboard.summaries`), which reads the schema of today's code:
+since the item summaries read the view of review 0003, it must run after that migration, and this
+one cannot depend on it (databases that ran this one already would refuse the new order). Kept as
+a step so that the history stays the same.
 """
 from django.db import migrations
-
-
-def fill(apps, schema_editor):
-    Judgment = apps.get_model("verification", "Judgment")
-    ItemResult = apps.get_model("aggregation", "ItemResult")
-    Item = apps.get_model("annotation", "Item")
-    if not (Judgment.objects.exists() or ItemResult.objects.exists() or Item.objects.exists()):
-        return
-    from dashboard.summaries import summaries_rebuild
-
-    summaries_rebuild()
 
 
 class Migration(migrations.Migration):
@@ -25,4 +16,4 @@ class Migration(migrations.Migration):
         ("review", "0002_issue23_review_indexes"),
     ]
 
-    operations = [migrations.RunPython(fill, migrations.RunPython.noop)]
+    operations = [migrations.RunPython(migrations.RunPython.noop, migrations.RunPython.noop)]
