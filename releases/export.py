@@ -10,8 +10,6 @@ import hashlib
 import hmac
 import io
 import json
-import queue
-import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from decimal import ROUND_HALF_UP, Decimal
@@ -233,66 +231,29 @@ ROW_GROUP = 10_000  # rows of a Parquet row group
 
 class HashingFile:
     """A file written in binary and hashed (sha256) as it is written, a megabyte at a time (a
-    write a line, millions of them, cost more in calls than in bytes).
-
-    The megabytes are written and hashed by a thread of the file's own, in order, while the
-    caller makes the next ones: a release writes gigabytes, and a write blocks whenever the
-    kernel holds back dirty pages, time the caller would otherwise spend waiting (both `write`
-    and `update` let go of the GIL). At most QUEUED megabytes wait, so memory stays flat. An
-    error of the thread's (a full disk) is raised by the caller's next `write` or by `close`."""
+    write a line, millions of them, cost more in calls than in bytes)."""
 
     BUFFER = 1 << 20
-    QUEUED = 8
 
     def __init__(self, path: Path):
         self.path, self.sha256, self.bytes, self.rows = path, hashlib.sha256(), 0, 0
         self._handle = open(path, "wb")
         self._buffer = bytearray()
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=self.QUEUED)
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
 
     def write(self, data: bytes) -> None:
         self._buffer += data
         if len(self._buffer) >= self.BUFFER:
-            self._hand_off()
+            self._flush()
 
-    def _hand_off(self) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._drain, name=f"write {self.path.name}", daemon=True)
-            self._thread.start()
-        self._queue.put(bytes(self._buffer))
+    def _flush(self) -> None:
+        self._handle.write(self._buffer)
+        self.sha256.update(self._buffer)
+        self.bytes += len(self._buffer)
         self._buffer.clear()
 
-    def _drain(self) -> None:
-        while (chunk := self._queue.get()) is not None:
-            if self._error is not None:
-                continue  # keep taking, so that the caller never blocks on a full queue
-            try:
-                self._handle.write(chunk)
-                self.sha256.update(chunk)
-                self.bytes += len(chunk)
-            except BaseException as error:  # noqa: BLE001 - handed to the caller
-                self._error = error
-
     def close(self) -> None:
-        try:
-            if self._thread is None:  # a small file: written here
-                self._handle.write(self._buffer)
-                self.sha256.update(self._buffer)
-                self.bytes += len(self._buffer)
-            else:
-                if self._buffer:
-                    self._queue.put(bytes(self._buffer))
-                self._queue.put(None)
-                self._thread.join()
-            self._buffer.clear()
-        finally:
-            self._handle.close()
-        if self._error is not None:
-            raise self._error
+        self._flush()
+        self._handle.close()
 
     def __enter__(self):
         return self

@@ -220,9 +220,10 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
     """The files PostgreSQL writes (releases.copyout), hashed as they are written, in one snapshot:
     the items files from the items' records (`records.records_refresh` makes the missing and stale
     ones first), results.csv and judgments.csv, and the files `beside` writes (the report's), which
-    read the database too. When this opens the transaction, results.csv and `beside` are written on
-    a second connection in the same snapshot (`SharedSnapshot`) while this one writes the items
-    files and judgments.csv: most of their work is the database's, and each side keeps a core busy.
+    read the database too. When this opens the transaction, results.csv, judgments.csv and `beside`
+    are written on a second connection in the same snapshot (`SharedSnapshot`) while this one
+    writes the items files: most of their work is the database's, and each side keeps a core busy
+    (the items files, the longest, take about as long as the three others together).
     Returns (the items files' {rows, counts}, rows of results.csv and judgments.csv, what `beside`
     returns)."""
     from . import copyout, records  # noqa: PLC0415 - PostgreSQL only
@@ -237,11 +238,15 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
     pseudonyms = {pk: export.pseudonym(secret=settings.SECRET_KEY, version=release.version, verifier_id=pk)
                   for pk in User.objects.values_list("pk", flat=True)}
 
-    def results_and_beside() -> tuple[int, dict[str, int]]:  # on this connection or, in the shared snapshot, another's
+    def the_rest() -> tuple[dict[str, int], dict[str, int]]:  # on this connection or, in the shared snapshot, another's
         with connection.cursor() as cursor:
-            file = copyout.write_results(cursor, path=directory / "results.csv", pairs=pairs)
-        digests["results.csv"] = file.sha256.hexdigest()
-        return file.rows, beside()
+            files = {
+                "results.csv": copyout.write_results(cursor, path=directory / "results.csv", pairs=pairs),
+                "judgments.csv": copyout.write_judgments(cursor, path=directory / "judgments.csv", pairs=pairs,
+                                                         pseudonyms=pseudonyms),
+            }
+        digests.update({name: file.sha256.hexdigest() for name, file in files.items()})
+        return {name: file.rows for name, file in files.items()}, beside()
 
     snapshot = not connection.in_atomic_block  # the files of one state of the data, if this opens the transaction
     with transaction.atomic(), connection.cursor() as cursor, ExitStack() as stack:
@@ -250,14 +255,11 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
         _copy_settings(cursor)
         later = None
         if snapshot:
-            later = stack.enter_context(SharedSnapshot(cursor, prepare=_copy_settings)).submit(results_and_beside)
+            later = stack.enter_context(SharedSnapshot(cursor, prepare=_copy_settings)).submit(the_rest)
         written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement, version=release.version)
-        items = {"rows": written["rows"], "counts": written["counts"]}
         digests.update(written["digests"])
-        file = copyout.write_judgments(cursor, path=directory / "judgments.csv", pairs=pairs, pseudonyms=pseudonyms)
-        digests["judgments.csv"] = file.sha256.hexdigest()
-        results, beside_rows = later.result() if later is not None else results_and_beside()
-    return items, {"results.csv": results, "judgments.csv": file.rows}, beside_rows
+        rows, beside_rows = later.result() if later is not None else the_rest()
+    return {"rows": written["rows"], "counts": written["counts"]}, rows, beside_rows
 
 
 def _copy_settings(cursor) -> None:
