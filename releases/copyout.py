@@ -4,9 +4,10 @@ The portable path (`export.ReleaseWriter`, `export.write_csv`, used on SQLite an
 `release_build(portable=True)`) reads every row into Python and encodes it there; at 4M items
 that is most of a build. Here the database builds each line of the items files, results.csv and
 judgments.csv as text, byte for byte what Python's json and csv writers (`dialtom_site.csvfiles`)
-make of the same row. The rows come in binary, a few thousand at a time, text as its bytes:
-results.csv and judgments.csv as rows of one column (`stream_lines`), the items files as their
-JSONL and CSV lines beside the typed values the Parquet file needs (`write_items`). They are streamed to the file and hashed as they are written. A test builds
+make of the same row. results.csv and judgments.csv come as rows of one column, a few thousand
+at a time, in binary (`stream_lines`: no row parsed in Python); the items files in a binary
+`COPY … TO STDOUT`, which hands their lines over as they are beside the typed values the Parquet
+file needs. They are streamed to the file and hashed as they are written. A test builds
 one release both ways on awkward text (quotes, commas, newlines, carriage returns, control
 characters, unicode) and compares every file.
 
@@ -24,7 +25,7 @@ import psycopg
 
 from django.db import connection
 from django.db.models import Func, TextField
-from psycopg.rows import scalar_row, tuple_row
+from psycopg.rows import scalar_row
 from psycopg.types.string import ByteaBinaryLoader
 
 from . import export, selectors
@@ -73,7 +74,7 @@ def _all_quoted(text_sql: str, kind) -> str:
 
 
 def csv_line(fields: list[tuple[str, str]]) -> str:
-    """SQL of one CSV line (its reader adds the `\\n`) from (SQL text expression never NULL, what it may
+    """SQL of one CSV line (COPY adds its `\\n`) from (SQL text expression never NULL, what it may
     hold: PLAIN, TEXT, JSON or CSV). A row with a carriage return in any field has every field
     quoted: only TEXT fields are searched for one; JSON text and the CSV fields made of it (the long
     fields: a context's dialogue, an item's options, kept quoted in the records) never hold one."""
@@ -90,25 +91,18 @@ def csv_line(fields: list[tuple[str, str]]) -> str:
 HashingFile = export.HashingFile
 
 LINES_AT_ONCE = 4096  # rows a result chunk holds (libpq's chunked rows mode), and lines written at once
-RECORDS_AT_ONCE = 1000  # the same for the items files' records (a few KB each)
 
 
-def _rows_cursor(cursor, *, row_factory=scalar_row) -> psycopg.Cursor:
-    """A cursor on `cursor`'s connection (same transaction, same snapshot) that binds on the
-    server and reads results in binary, text as bytes: PostgreSQL's UTF-8 as it is (Django's
-    connections are UTF-8: checked), nothing decoded in Python. Its rows are their one column's
-    value unless `row_factory` says otherwise."""
+def _lines_cursor(cursor) -> psycopg.Cursor:
+    """A cursor on `cursor`'s connection (same transaction, same snapshot) whose rows are their
+    one column's value, results in binary and text as bytes: PostgreSQL's UTF-8 as it is (Django's
+    connections are UTF-8: checked), nothing decoded or parsed in Python."""
     raw = cursor.connection
     if raw.info.encoding != "utf-8":
         raise RuntimeError(f"a release's files need a UTF-8 connection, not {raw.info.encoding}")
-    rows = psycopg.Cursor(raw, row_factory=row_factory)
-    rows.adapters.register_loader("text", ByteaBinaryLoader)
-    return rows
-
-
-def _chunked(size: int) -> int:
-    """Rows a result chunk holds: `size` where libpq has chunked rows mode (17 and later), else one."""
-    return size if psycopg.pq.version() >= 170000 else 1
+    lines = psycopg.Cursor(raw, row_factory=scalar_row)
+    lines.adapters.register_loader("text", ByteaBinaryLoader)
+    return lines
 
 
 def stream_lines(cursor, select_sql: str, params: list, out: HashingFile) -> int:
@@ -120,9 +114,10 @@ def stream_lines(cursor, select_sql: str, params: list, out: HashingFile) -> int
     at once. A `COPY … TO STDOUT` hands over one message a row, and the Python around each took
     most of a judgments.csv (3.0 of 3.4 s of the process's CPU at 400k items), on the thread the
     items files need."""
+    size = LINES_AT_ONCE if psycopg.pq.version() >= 170000 else 1
     rows, pending = 0, []
-    with _rows_cursor(cursor) as lines:
-        for line in lines.stream(select_sql, params, binary=True, size=_chunked(LINES_AT_ONCE)):
+    with _lines_cursor(cursor) as lines:
+        for line in lines.stream(select_sql, params, binary=True, size=size):
             pending.append(line)
             if len(pending) >= LINES_AT_ONCE:
                 pending.append(b"")
@@ -278,10 +273,9 @@ def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: di
                 version: str) -> dict:
     """items.jsonl, items.csv and items.parquet, byte for byte as `export.ReleaseWriter` writes the
     `export.release_record`s of the portable path: one statement makes each record's JSONL and CSV
-    lines and its flat values, the JSON of contexts and items from their records; the rows come
-    in binary a thousand at a time (`_rows_cursor`: no text escaped or decoded, whatever it holds)
-    and go to the same ReleaseWriter, which writes the lines as they are and the values in Parquet
-    row groups. Returns {rows, counts, digests}."""
+    lines and its flat values, the JSON of contexts and items from their records; a binary COPY
+    (no text escaped, whatever it holds) hands them to the same ReleaseWriter, which writes the
+    lines as they are and the values in Parquet row groups. Returns {rows, counts, digests}."""
     source, params = _released_rows(pairs=pairs, agreement=agreement, version=version)
     fields = _fields()
     parts = []  # a record's keys: profile and continuations only where the item has them
@@ -294,21 +288,27 @@ def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: di
     jsonl = f"concat({', '.join(parts)}, '}}', E'\\n')"  # one string made, not one a `||`
     csv = f"concat({csv_line([fields[name]['csv'] for name in export.COLUMNS])}, E'\\n')"
     typed = [fields[name]["typed"] for name in export.COLUMNS]
-    sql = f"SELECT {jsonl}, {csv}, {', '.join(typed)} FROM {source} ORDER BY s.{_column('item__item_id')}"
+    types = [PARQUET_TYPES[str(field.type)] for field in export.PARQUET_SCHEMA]
+    # the lines as text read as bytea: in a binary COPY a text value is its bytes in the client's
+    # encoding, UTF-8 on Django's connections (client_encoding=UTF8), so nothing is decoded in
+    # Python and the server makes no copy of the longest values of the row (convert_to did)
+    sql = (f"COPY (SELECT {jsonl}, {csv}, {', '.join(typed)} "
+           f"FROM {source} ORDER BY s.{_column('item__item_id')}) TO STDOUT (FORMAT binary)")
+    if cursor.connection.info.encoding != "utf-8":
+        raise RuntimeError(f"the items files need a UTF-8 connection, not {cursor.connection.info.encoding}")
     writer = export.ReleaseWriter(directory)
     try:
-        with _rows_cursor(cursor, row_factory=tuple_row) as rows:
-            chunk = []
-            for row in rows.stream(sql, params, binary=True, size=_chunked(RECORDS_AT_ONCE)):
-                chunk.append(row)
-                if len(chunk) >= RECORDS_AT_ONCE:
-                    writer.add_rows(chunk)
-                    chunk = []
-            if chunk:
-                writer.add_rows(chunk)
+        with cursor.copy(sql, params) as copy:
+            copy.set_types(["bytea", "bytea", *types])
+            for jsonl_line, csv_line_bytes, *flat in copy.rows():
+                writer.add_lines(jsonl_line, csv_line_bytes, flat)
     finally:
         writer.close()
     return {"rows": writer.rows, "counts": writer.counts, "digests": writer.digests}
+
+
+# the PostgreSQL type of each Parquet column's values, as `_fields` types them
+PARQUET_TYPES = {"string": "text", "int64": "int8", "double": "float8", "bool": "bool"}
 
 
 def _literal(text: str) -> str:

@@ -265,7 +265,7 @@ class HashingFile:
 
 class ReleaseWriter:
     """Writes items.jsonl, items.csv and items.parquet side by side from one stream of records
-    (`add`), or of their lines and flat values made elsewhere (`add_lines`, `add_rows`: PostgreSQL's, in
+    (`add`), or of their lines and flat values made elsewhere (`add_lines`: PostgreSQL's, in
     releases.copyout), hashing the text files as it writes and counting the records per filter
     (the manifest's counts)."""
 
@@ -296,32 +296,16 @@ class ReleaseWriter:
         if len(self._pending) >= ROW_GROUP:
             self._flush()
 
-    def add_rows(self, rows: list[tuple]) -> None:
-        """Many records at once, each a row (JSONL line, CSV line, *flat values), text as UTF-8
-        bytes or str (PostgreSQL's, in releases.copyout): the lines written in one go, the values
-        kept for the Parquet file in row groups of ROW_GROUP, as `add_lines` keeps them."""
-        self._jsonl.write(b"".join([row[0] for row in rows]))
-        self._csv_file.write(b"".join([row[1] for row in rows]))
-        for key, at in self._filters:
-            for value, n in Counter([row[2 + at] for row in rows]).items():
-                value = value.decode() if isinstance(value, bytes) else value
-                self.counts[key][value or "(none)"] += n
-        self._pending.extend([row[2:] for row in rows])
-        self.rows += len(rows)
-        while len(self._pending) >= ROW_GROUP:
-            self._flush(ROW_GROUP)
-
     @property
     def digests(self) -> dict[str, str]:
         return {"items.jsonl": self._jsonl.sha256.hexdigest(), "items.csv": self._csv_file.sha256.hexdigest()}
 
-    def _flush(self, rows: int | None = None) -> None:
-        """Write the pending values (the first `rows` of them) as one row group."""
+    def _flush(self) -> None:
         if not self._pending:
             return
-        group, self._pending = (self._pending, []) if rows is None else (self._pending[:rows], self._pending[rows:])
-        columns = list(zip(*group))
+        columns = list(zip(*self._pending))
         self._parquet.write_table(pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, PARQUET_SCHEMA)], schema=PARQUET_SCHEMA))
+        self._pending = []
 
     def close(self) -> None:
         self._flush()

@@ -126,11 +126,8 @@ def test_the_parquet_file_is_the_same_in_row_groups_of_any_size(world, tmp_path,
 
 def test_files_written_in_pieces_are_whole_and_hashed_in_order(world, tmp_path, monkeypatch):
     _awkward(world)
-    # lines read two at a time, records three at a time into row groups of two, files written and
-    # hashed a few bytes at a time
+    # lines read two at a time, files written and hashed a few bytes at a time
     monkeypatch.setattr(copyout, "LINES_AT_ONCE", 2)
-    monkeypatch.setattr(copyout, "RECORDS_AT_ONCE", 3)
-    monkeypatch.setattr(export, "ROW_GROUP", 2)
     monkeypatch.setattr(export.HashingFile, "BUFFER", 7)
     portable, copied = _both(tmp_path, monkeypatch)
     _same(portable, copied)
