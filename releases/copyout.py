@@ -74,7 +74,7 @@ def _all_quoted(text_sql: str, kind) -> str:
 
 
 def csv_line(fields: list[tuple[str, str]]) -> str:
-    """SQL of one CSV line (COPY adds its `\\n`) from (SQL text expression never NULL, what it may
+    """SQL of one CSV line (without its `\\n`) from (SQL text expression never NULL, what it may
     hold: PLAIN, TEXT, JSON or CSV). A row with a carriage return in any field has every field
     quoted: only TEXT fields are searched for one; JSON text and the CSV fields made of it (the long
     fields: a context's dialogue, an item's options, kept quoted in the records) never hold one."""
@@ -93,14 +93,20 @@ HashingFile = export.HashingFile
 LINES_AT_ONCE = 4096  # rows a result chunk holds (libpq's chunked rows mode), and lines written at once
 
 
-def _lines_cursor(cursor) -> psycopg.Cursor:
-    """A cursor on `cursor`'s connection (same transaction, same snapshot) whose rows are their
-    one column's value, results in binary and text as bytes: PostgreSQL's UTF-8 as it is (Django's
-    connections are UTF-8: checked), nothing decoded or parsed in Python."""
+def _utf8_connection(cursor) -> psycopg.Connection:
+    """`cursor`'s psycopg connection, which must be UTF-8 (Django's are: client_encoding=UTF8): the
+    files take the text PostgreSQL sends in binary as their bytes, never decoded in Python."""
     raw = cursor.connection
     if raw.info.encoding != "utf-8":
         raise RuntimeError(f"a release's files need a UTF-8 connection, not {raw.info.encoding}")
-    lines = psycopg.Cursor(raw, row_factory=scalar_row)
+    return raw
+
+
+def _lines_cursor(cursor) -> psycopg.Cursor:
+    """A cursor on `cursor`'s connection (same transaction, same snapshot) whose rows are their
+    one column's value, results in binary and text as bytes (`_utf8_connection`), nothing decoded
+    or parsed in Python."""
+    lines = psycopg.Cursor(_utf8_connection(cursor), row_factory=scalar_row)
     lines.adapters.register_loader("text", ByteaBinaryLoader)
     return lines
 
@@ -120,15 +126,18 @@ def stream_lines(cursor, select_sql: str, params: list, out: HashingFile) -> int
         for line in lines.stream(select_sql, params, binary=True, size=size):
             pending.append(line)
             if len(pending) >= LINES_AT_ONCE:
-                pending.append(b"")
-                out.write(b"\n".join(pending))
-                rows += len(pending) - 1
-                pending.clear()
-    if pending:
+                rows += _write_lines(pending, out)
+    return rows + _write_lines(pending, out)
+
+
+def _write_lines(pending: list[bytes], out: HashingFile) -> int:
+    """Write the pending lines, each with its newline, in one go; empties `pending`, returns how many."""
+    n = len(pending)
+    if n:
         pending.append(b"")
         out.write(b"\n".join(pending))
-        rows += len(pending) - 1
-    return rows
+        pending.clear()
+    return n
 
 
 def _subquery(queryset, names: tuple[str, ...]) -> tuple[str, list]:
@@ -294,8 +303,7 @@ def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: di
     # Python and the server makes no copy of the longest values of the row (convert_to did)
     sql = (f"COPY (SELECT {jsonl}, {csv}, {', '.join(typed)} "
            f"FROM {source} ORDER BY s.{_column('item__item_id')}) TO STDOUT (FORMAT binary)")
-    if cursor.connection.info.encoding != "utf-8":
-        raise RuntimeError(f"the items files need a UTF-8 connection, not {cursor.connection.info.encoding}")
+    _utf8_connection(cursor)
     writer = export.ReleaseWriter(directory)
     try:
         with cursor.copy(sql, params) as copy:
