@@ -33,7 +33,7 @@ from django.utils.http import urlencode
 
 from aggregation.agreement import AgreementSums, summary_from_sums
 from aggregation.selectors import BASE_CATEGORIES, NOTA, categories_for, usable_judgments
-from annotation.models import Batch, Item, Task, Variant
+from annotation.models import Batch, Context, Item, Task, Variant
 from dialtom_site.db.planner import jit_off
 from references.models import SimilarityRun, SimilarityRunStatus
 from releases import selectors as release_selectors
@@ -100,31 +100,37 @@ CHOICES = (*BASE_CATEGORIES[:4], NOTA, *BASE_CATEGORIES[4:])
 def _per_item_sql(batch_ids) -> tuple[str, list]:
     """The judgments aggregation reads on the batches' benchmark (non-gold) items, counted per item:
     a common table expression named `per_item`, columns (item, cell..., judgments, c0…), c_k the
-    judgments of CHOICES[k] (as floats); a CTE's column list works on SQLite too, where a derived
-    table's column aliases do not."""
+    judgments of CHOICES[k] (as floats). The judgments are counted per item alone (in item order,
+    no sort), and the item's cell joined to the counts (a row an item, not a row a judgment); a
+    CTE's column list works on SQLite too, where a derived table's column aliases do not."""
     counts = {f"c{k}": Cast(Count("id", filter=Q(label=choice)), FloatField()) for k, choice in enumerate(CHOICES)}
     sql, params = (
         usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
-        .values_list("item_id", "item__batch_id", "item__task", "item__context__domain_id", "item__attribute",
-                     "item__variant")
-        .annotate(judgments=Count("id"), **counts).order_by()
+        .values("item_id").annotate(judgments=Count("id"), **counts).order_by()
         .query.sql_with_params()
     )
-    return f"per_item (item, {', '.join(_AC1_CELL)}, judgments, {', '.join(counts)}) AS ({sql})", list(params)
+    quote = connection.ops.quote_name
+    item, context = quote(Item._meta.db_table), quote(Context._meta.db_table)
+    columns = ", ".join(["judgments", *counts])
+    return (f"per_item (item, {', '.join(_AC1_CELL)}, {columns}) AS ("
+            f"SELECT counted.item_id, i.batch_id, i.task, c.domain_id, i.attribute, i.variant, "
+            f"{', '.join(f'counted.{name}' for name in ['judgments', *counts])} FROM ({sql}) counted "
+            f"JOIN {item} i ON i.id = counted.item_id JOIN {context} c ON c.id = i.context_id)"), list(params)
 
 
-def _terms_sql(choices: tuple[str, ...], v: str) -> str:
+def _terms_sql(choices: tuple[str, ...], v: str, *, value_only: bool = False) -> str:
     """SQL: an item's terms of the `AgreementSums` over `choices` (suffix `v`), from its counts c0…:
     whether it was rated (1, else NULL), t = 1 where rated twice (else NULL, so a product with it
     counts only those items), pa_i, r and Σ r_ik(r_ik − 1)/(r − 1) where rated twice, and its share
-    of each choice."""
+    of each choice; `value_only`: those an AC1 value needs (`_value_sums_sql`), without r and Σ."""
     c = [f"c{CHOICES.index(k)}" for k in choices]
     r = "(" + " + ".join(c) + ")"
     pair = "(" + " + ".join(f"{x} * ({x} - 1)" for x in c) + ")"
+    spread = [] if value_only else [f"CASE WHEN {r} >= 2 THEN {r} END AS r{v}",
+                                    f"CASE WHEN {r} >= 2 THEN {pair} / ({r} - 1) END AS ao{v}"]
     return ", ".join([
         f"CASE WHEN {r} > 0 THEN 1.0 END AS rated{v}", f"CASE WHEN {r} >= 2 THEN 1.0 END AS t{v}",
-        f"CASE WHEN {r} >= 2 THEN {pair} / ({r} * ({r} - 1)) ELSE 0 END AS pa{v}",
-        f"CASE WHEN {r} >= 2 THEN {r} END AS r{v}", f"CASE WHEN {r} >= 2 THEN {pair} / ({r} - 1) END AS ao{v}",
+        f"CASE WHEN {r} >= 2 THEN {pair} / ({r} * ({r} - 1)) ELSE 0 END AS pa{v}", *spread,
         *(f"CASE WHEN {r} > 0 THEN {x} * 1.0 / {r} END AS s{v}_{n}" for n, x in enumerate(c)),
     ])
 
@@ -144,6 +150,14 @@ def _sums_sql(choices: tuple[str, ...], v: str) -> list[str]:
     out += [f"sum(m * t{v} * {x})" for x in c]
     out += [f"sum(m * {shares[k]} * {shares[m]})" for k in range(q) for m in range(k, q)]
     return out
+
+
+def _value_sums_sql(choices: tuple[str, ...], v: str) -> list[str]:
+    """SQL: the sums an AC1 value needs (subjects, twice rated, Σ pa_i, the shares: `_ac1_values`'
+    order), the first three and the shares of `_sums_sql`."""
+    q = len(choices)
+    every = _sums_sql(choices, v)
+    return [*every[:3], *every[6:6 + q]]
 
 
 def _sums(vector: np.ndarray, q: int) -> AgreementSums:
@@ -175,39 +189,52 @@ def agreement_by_group(*, batch_ids) -> dict[str, dict[tuple, dict]]:
     "summary" (`summary_from_sums`: AC1 with its SE and CI, kappa, alpha), "categories", "ac1_by_batch"
     (batch id → AC1 of the batch's part of the group, over the choices that part is offered)}.
 
-    The sums are made per cell (batch, task, domain, attribute, variant) into a temporary table,
-    from the items grouped by their pattern of counts (a few a cell: 3 judgments over 7 choices);
-    each grouping, and each grouping per batch, adds up cells in SQL. What reaches Python is a row
-    per group and per (group, batch): no judgment and no item, whatever the size."""
+    The items are grouped by their pattern of counts per cell (batch, task, domain, attribute,
+    variant) into a temporary table: a few patterns a cell (3 judgments over 7 choices), but a cell
+    a batch holds only ~14 items, so about one pattern for two items. From it, two tables of sums:
+    every sum `summary_from_sums` needs per kind (the cell without its batch: a few dozen, from the
+    patterns summed over the batches, a few thousand), and only what an AC1 value needs per cell
+    with its batch. Each grouping, and each grouping per batch, adds those up in SQL. What reaches
+    Python is a row per group and per (group, batch): no judgment and no item, whatever the size."""
     q7, q6 = len(CHOICES), len(BASE_CATEGORIES)
     if not batch_ids:
         return {grouping: {} for grouping in GROUPINGS}
     per_item, params = _per_item_sql(batch_ids)
-    cell, choices = ", ".join(_AC1_CELL), ", ".join(f"c{k}" for k in range(q7))
+    cell, kind, choices = ", ".join(_AC1_CELL), ", ".join(_AC1_CELL[1:]), ", ".join(f"c{k}" for k in range(q7))
     sums7 = [f"a{n}" for n in range(_WIDTH[q7])]
     sums6 = [f"b{n}" for n in range(_WIDTH[q6])]
-    # what an AC1 value needs: subjects, twice rated, Σ pa_i, the shares (the rest is for its CI, kappa, alpha)
-    value7 = [*sums7[:3], *sums7[6:6 + q7]]
-    value6 = [*sums6[:3], *sums6[6:6 + q6]]
+    values = [f"v{n}" for n in range(3 + q7 + 3 + q6)]
     sums = ", ".join(f"{sql} AS {name}" for sql, name in zip(_sums_sql(CHOICES, "7") + _sums_sql(BASE_CATEGORIES, "6"),
                                                                 sums7 + sums6))
+    value_sums = ", ".join(f"{sql} AS {name}" for sql, name in zip(
+        _value_sums_sql(CHOICES, "7") + _value_sums_sql(BASE_CATEGORIES, "6"), values))
     out: dict[str, dict[tuple, dict]] = {grouping: {} for grouping in GROUPINGS}
     with transaction.atomic(), connection.cursor() as cursor:
         jit_off(cursor)
         cursor.execute(f"""
-            CREATE TEMPORARY TABLE report_agreement_cells AS
-            WITH {per_item},
-            patterns AS (SELECT {cell}, {choices}, count(*) AS m, sum(judgments) AS judgments
-                         FROM per_item GROUP BY {cell}, {choices}),
-            terms AS MATERIALIZED (SELECT {cell}, judgments, m, {choices}, {_terms_sql(CHOICES, "7")},
+            CREATE TEMPORARY TABLE report_agreement_patterns AS
+            WITH {per_item}
+            SELECT {cell}, {choices}, count(*) AS m, sum(judgments) AS judgments FROM per_item GROUP BY {cell}, {choices}""",
+                       params)
+        cursor.execute(f"""
+            CREATE TEMPORARY TABLE report_agreement_kinds AS
+            WITH patterns AS (SELECT {kind}, {choices}, sum(m) AS m, sum(judgments) AS judgments
+                              FROM report_agreement_patterns GROUP BY {kind}, {choices}),
+            terms AS MATERIALIZED (SELECT {kind}, judgments, m, {choices}, {_terms_sql(CHOICES, "7")},
                                           {_terms_sql(BASE_CATEGORIES, "6")} FROM patterns)
-            SELECT {cell}, {_offers_nota_sql()} AS nota, sum(judgments) AS judgments, {sums}
-            FROM terms GROUP BY {cell}""", params)
+            SELECT {kind}, {_offers_nota_sql()} AS nota, sum(judgments) AS judgments, {sums}
+            FROM terms GROUP BY {kind}""")
+        cursor.execute(f"""
+            CREATE TEMPORARY TABLE report_agreement_parts AS
+            WITH terms AS (SELECT {cell}, m, {_terms_sql(CHOICES, "7", value_only=True)},
+                                               {_terms_sql(BASE_CATEGORIES, "6", value_only=True)}
+                                        FROM report_agreement_patterns)
+            SELECT {cell}, {_offers_nota_sql()} AS nota, {value_sums} FROM terms GROUP BY {cell}""")
         for grouping, keys in GROUPINGS.items():
             width = len(keys)
             cursor.execute(f"SELECT {', '.join(keys)}, max(nota), sum(judgments), "
                            f"{', '.join(f'sum({x})' for x in sums7 + sums6)} "
-                           f"FROM report_agreement_cells GROUP BY {', '.join(keys)}")
+                           f"FROM report_agreement_kinds GROUP BY {', '.join(keys)}")
             for row in cursor.fetchall():
                 nota = bool(row[width])
                 vector = np.array([float(v or 0) for v in row[width + 2:]])
@@ -216,14 +243,15 @@ def agreement_by_group(*, batch_ids) -> dict[str, dict[tuple, dict]]:
                     "judgments": int(row[width + 1] or 0), "summary": summary_from_sums(_sums(vector, q)),
                     "categories": list(CHOICES if nota else BASE_CATEGORIES), "ac1_by_batch": {},
                 }
-            cursor.execute(f"SELECT batch, {', '.join(keys)}, max(nota), {', '.join(f'sum({x})' for x in value7 + value6)} "
-                           f"FROM report_agreement_cells GROUP BY batch, {', '.join(keys)}")
+            cursor.execute(f"SELECT batch, {', '.join(keys)}, max(nota), {', '.join(f'sum({x})' for x in values)} "
+                           f"FROM report_agreement_parts GROUP BY batch, {', '.join(keys)}")
             while rows := cursor.fetchmany(10_000):
-                values = np.array([[float(v or 0) for v in row[width + 2:]] for row in rows])
-                nota = np.array([bool(row[width + 1]) for row in rows])
-                for part, ac1 in zip(rows, _ac1_values(values, nota, q7=q7, q6=q6)):
+                ac1s = _ac1_values(np.array([[float(v or 0) for v in row[width + 2:]] for row in rows]),
+                                   np.array([bool(row[width + 1]) for row in rows]), q7=q7, q6=q6)
+                for part, ac1 in zip(rows, ac1s):
                     out[grouping][tuple(part[1:width + 1])]["ac1_by_batch"][part[0]] = ac1
-        cursor.execute("DROP TABLE report_agreement_cells")
+        for table in ("report_agreement_patterns", "report_agreement_kinds", "report_agreement_parts"):
+            cursor.execute(f"DROP TABLE {table}")  # one a statement: SQLite drops one table at a time
     return out
 
 
