@@ -3,10 +3,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import Count, F, Min, Q, QuerySet, Subquery, Sum
+from django.db.models import F, Min, Q, QuerySet, Subquery, Sum
 
 from aggregation.current import current_q, pairs_q
-from aggregation.models import AggregationRun, BatchResult, ItemResult, ShortResults
+from aggregation.models import AggregationRun, BatchResult, ItemResult, ResultCell, ShortResults
 from annotation.models import Batch, Domain
 from review.selectors import adjudicated, release_rows
 
@@ -128,15 +128,14 @@ RETENTION_GROUPS = (
 
 
 def retention_cells(*, pairs: dict[int, int]) -> list[dict]:
-    """Retained / total audited items of the current runs per (task, domain, attribute, batch),
-    one query: every retention table is a sum of these cells, so the results are read once, not
-    once a table (at 4M items each read is a pass over 4M results and their items)."""
-    fields = [field for _, field in RETENTION_GROUPS]
-    return list(
-        current_item_results(pairs=pairs).filter(n_judgments__gt=0).values(*fields)
-        .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True)))
-        .order_by(*fields)
-    )
+    """Retained / total audited items of the given runs per (task, domain, attribute, batch),
+    summed from the aggregation job's `ResultCell`s (a few a batch, written with the run's
+    results: `aggregation.summaries`), not a pass over the results: every retention table is a
+    sum of these cells. Keys as the item's fields (RETENTION_GROUPS)."""
+    rows = (ResultCell.objects.filter(pairs_q(pairs)).values("task", "domain", "attribute", "batch__name")
+            .annotate(n_total=Sum("total"), n_retained=Sum("retained")).order_by("task", "domain", "attribute", "batch__name"))
+    return [{"item__task": row["task"], "item__context__domain_id": row["domain"], "item__attribute": row["attribute"],
+             "batch__name": row["batch__name"], "total": row["n_total"], "retained": row["n_retained"]} for row in rows]
 
 
 def _rate(retained: int, total: int) -> float | None:

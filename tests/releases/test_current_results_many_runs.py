@@ -88,3 +88,31 @@ def test_many_runs_rebuild_the_same_agreement_totals(many_runs, monkeypatch):
     with_or, with_pairs = _both(monkeypatch, read)
     assert with_or == with_pairs
     assert with_pairs[0]  # the world's judgments are in them
+
+
+
+def test_retention_cells_are_a_count_over_the_current_results(many_runs):
+    """The release's and the report's retention read the aggregation job's cells (a few a batch),
+    not the results: they must count exactly the audited benchmark results of the current runs."""
+    from django.db.models import Count, Q
+
+    # Given also a batch whose run holds a gold item's result and an item's without a judgment
+    batch = BatchFactory(name="auto-gold")
+    run = AggregationRun.objects.create(status=RunStatus.SUCCEEDED, progress=1.0)
+    run.batches.add(batch)
+    for n, (gold, judgments) in enumerate(((True, 3), (False, 0), (False, 3))):
+        ItemResult.objects.create(run=run, item=ItemFactory(batch=batch, is_gold=gold, attribute="trust"), batch=batch,
+                                  label="B", posterior=0.9, mv_label="B", n_judgments=judgments, retained=True)
+    BatchResult.objects.create(run=run, batch=batch, items=3, judgments=6, retained=3, ac1=0.9)
+    summaries_rebuild()
+    pairs = selectors.current_batch_runs()
+
+    # When the retention cells are read, and the same counted over the current results
+    fields = ("item__task", "item__context__domain_id", "item__attribute", "batch__name")
+    counted = list(selectors.current_item_results(pairs=pairs).filter(n_judgments__gt=0).values(*fields)
+                   .annotate(total=Count("id"), retained=Count("id", filter=Q(retained=True))).order_by(*fields))
+
+    # Then they are the same cells: the gold result and the unjudged one count nowhere
+    assert len(counted) > N_EXTRA
+    assert selectors.retention_cells(pairs=pairs) == counted
+    assert [(row["total"], row["retained"]) for row in counted if row["batch__name"] == "auto-gold"] == [(1, 1)]
