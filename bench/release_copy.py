@@ -75,7 +75,12 @@ def phase_bare(directory: Path) -> dict:
 
 STEPS = (("releases.records", "records_refresh", "records"), ("releases.copyout", "write_items", "items files"),
          ("releases.copyout", "write_results", "results.csv"), ("releases.copyout", "write_judgments", "judgments.csv"),
-         ("releases.services", "_write_items", "items files (Python)"), ("releases.services", "_report_files", "report"))
+         ("releases.services", "_write_items", "items files (Python)"), ("releases.services", "_report_files", "report"),
+         ("releases.services", "release_create", "create"), ("releases.services", "_release_items_insert", "release items"),
+         ("releases.selectors", "release_warnings", "warnings"), ("releases.selectors", "retention_counts", "retention"),
+         ("releases.selectors", "current_batch_results", "batch results"),
+         ("releases.services", "overlap_allocation", "overlap"), ("releases.services", "adjudications_in_force", "decisions"),
+         ("releases.services", "_references_rows", "references"))
 
 
 def _timed(steps: dict) -> None:

@@ -315,8 +315,9 @@ def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: di
     return {"rows": writer.rows, "counts": writer.counts, "digests": writer.digests}
 
 
-# the PostgreSQL type of each Parquet column's values, as `_fields` types them
-PARQUET_TYPES = {"string": "text", "int64": "int8", "double": "float8", "bool": "bool"}
+# how the binary COPY's values of each Parquet column are read: text as its UTF-8 bytes (read as bytea:
+# Arrow takes them for a string column as they are, no Python string made), numbers and flags typed
+PARQUET_TYPES = {"string": "bytea", "int64": "int8", "double": "float8", "bool": "bool"}
 
 
 def _literal(text: str) -> str:

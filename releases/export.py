@@ -273,7 +273,6 @@ class ReleaseWriter:
         self.directory = directory
         self.rows = 0
         self.counts = {key: Counter() for key in FILTERS}
-        self._filters = [(key, COLUMNS.index(key)) for key in FILTERS]
         self._jsonl = HashingFile(directory / "items.jsonl")
         self._csv_file = HashingFile(directory / "items.csv")
         self._csv = CsvLines()
@@ -290,8 +289,6 @@ class ReleaseWriter:
         self._jsonl.write(jsonl)
         self._csv_file.write(csv)
         self._pending.append(flat)
-        for key, at in self._filters:
-            self.counts[key][flat[at] or "(none)"] += 1
         self.rows += 1
         if len(self._pending) >= ROW_GROUP:
             self._flush()
@@ -304,7 +301,11 @@ class ReleaseWriter:
         if not self._pending:
             return
         columns = list(zip(*self._pending))
-        self._parquet.write_table(pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, PARQUET_SCHEMA)], schema=PARQUET_SCHEMA))
+        table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, PARQUET_SCHEMA)], schema=PARQUET_SCHEMA)
+        self._parquet.write_table(table)
+        for key in FILTERS:  # counted by Arrow, a row group at a time, not a row at a time in Python
+            for entry in table.column(key).value_counts().to_pylist():
+                self.counts[key][entry["values"] or "(none)"] += entry["counts"]
         self._pending = []
 
     def close(self) -> None:

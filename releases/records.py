@@ -56,9 +56,10 @@ _KINDS: tuple[tuple[type, str, str, str, str, Callable, tuple[str, ...], dict[st
 
 def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> int:
     """Make the records of the items `items_sql` selects (one column: item pks) and of their
-    contexts that are missing or stale; returns how many were made. One transaction: the items
-    are selected once (into a temporary table), the stale rows read with a server-side cursor,
-    their records written with COPY into a temporary table, then upserted."""
+    contexts that are missing or stale; returns how many were made. One transaction (a release
+    build's own, in the snapshot its files are written from, or one of its own): the items are
+    selected once (into a temporary table), the stale rows read with a server-side cursor, their
+    records written with COPY into a temporary table, then upserted."""
     quote = connection.ops.quote_name
     made = 0
     with transaction.atomic():

@@ -181,3 +181,40 @@ def test_results_and_report_are_written_beside_in_the_same_snapshot(world, tmp_p
     _same(copied, beside)  # results.csv and the report as they were before the change
     assert ItemResult.objects.get(pk=result.pk).posterior == 0.5
     assert ",0.5," not in (beside / "results.csv").read_text()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_records_are_made_in_the_builds_snapshot_while_the_other_files_are_written(world, tmp_path, monkeypatch):
+    """The first build after an import makes the items' records in its own transaction, while the
+    second connection already writes results.csv (it reads no record): the items files are made
+    of those records (the same bytes as Python's), and the records stay, committed with the build."""
+    import threading
+
+    from releases import records
+
+    _awkward(world)
+    assert not ItemRecord.objects.exists()
+    results_started = threading.Event()
+    write_results, refresh = copyout.write_results, records.records_refresh
+
+    def results_noting_it_started(cursor, **kwargs):
+        results_started.set()
+        return write_results(cursor, **kwargs)
+
+    def refresh_once_results_started(**kwargs):
+        # built one after the other, results.csv would wait for the records: this would time out
+        assert results_started.wait(30), "results.csv was not written beside the records"
+        return refresh(**kwargs)
+
+    release = Release.objects.create(version="v1")
+    moment = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: moment)
+    portable, copied = tmp_path / "portable", tmp_path / "copied"
+    portable.mkdir()
+    copied.mkdir()
+    services._write_release(release=release, directory=portable, portable=True)
+    monkeypatch.setattr(copyout, "write_results", results_noting_it_started)
+    monkeypatch.setattr(records, "records_refresh", refresh_once_results_started)
+    services._write_release(release=release, directory=copied)
+    _same(portable, copied)
+    assert ItemRecord.objects.count() == len((copied / "items.jsonl").read_bytes().splitlines()) > 0
