@@ -93,8 +93,9 @@ def test_a_build_taken_for_dead_cannot_overwrite_a_later_attempt(world, release_
 
     original = services._write_release
 
-    def frozen_then_superseded(*, release, directory, portable=False):
-        written = original(release=release, directory=directory, portable=portable)
+    def frozen_then_superseded(**kwargs):
+        written = original(**kwargs)
+        release = kwargs["release"]
         Release.objects.filter(pk=release.pk).update(attempts=F("attempts") + 1)  # the sweep's retry, claimed
         return written
 
@@ -106,3 +107,61 @@ def test_a_build_taken_for_dead_cannot_overwrite_a_later_attempt(world, release_
     assert release.status == ReleaseStatus.BUILDING and release.attempts == 2 and release.error == ""
     assert not ReleaseItem.objects.filter(release=release).exists() and not (release_root / "v1").exists()
     assert list(release_root.iterdir()) == []  # its temporary folder is gone too
+
+
+# --- outside a transaction (as the worker builds): the items inserted on a connection of their own
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_build_inserts_its_items_beside_the_files_and_publishes_them_together(world, release_root, monkeypatch):
+    """The release's items are inserted on another connection while the files are written, in the
+    transaction that marks the release READY: nobody sees them before, and all of them after."""
+    import threading
+
+    from releases.models import Release, ReleaseStatus
+
+    seen = {}
+    original_insert, original_write = services._release_items_insert, services._write_release
+
+    def insert_noting_where(**kwargs):
+        seen["insert"] = threading.current_thread().name
+        return original_insert(**kwargs)
+
+    def write_seeing_no_items(**kwargs):
+        manifest = original_write(**kwargs)
+        seen["items while writing"] = ReleaseItem.objects.filter(release=kwargs["release"]).count()
+        return manifest
+
+    monkeypatch.setattr(services, "_release_items_insert", insert_noting_where)
+    monkeypatch.setattr(services, "_write_release", write_seeing_no_items)
+    release = build("v1")
+    assert release.status == ReleaseStatus.READY
+    assert seen["insert"].startswith("release-items") and seen["items while writing"] == 0
+    assert ReleaseItem.objects.filter(release=release).count() == release.manifest["audited_items"] == 6
+    assert Release.objects.get(pk=release.pk).files["manifest.json"]["path"] == str(release_root / "v1" / "manifest.json")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("where", ["files", "superseded"])
+def test_a_worker_build_that_fails_leaves_no_items(world, release_root, monkeypatch, where):
+    """A build whose files fail, or whose attempt was taken over meanwhile, rolls its items back."""
+    from django.db.models import F
+
+    from releases.models import Release, ReleaseStatus
+
+    original = services._write_release
+
+    def failing(**kwargs):
+        manifest = original(**kwargs)
+        if where == "files":
+            raise OSError("disk full")
+        Release.objects.filter(pk=kwargs["release"].pk).update(attempts=F("attempts") + 1)
+        return manifest
+
+    monkeypatch.setattr(services, "_write_release", failing)
+    release = services.release_create(version="v1", build=False)
+    with pytest.raises((OSError, RuntimeError)):
+        services.release_build(release_id=release.pk)
+    release.refresh_from_db()
+    assert release.status == (ReleaseStatus.FAILED if where == "files" else ReleaseStatus.BUILDING)
+    assert not ReleaseItem.objects.exists() and not (release_root / "v1").exists()
