@@ -25,8 +25,12 @@ def current_item_results(*, pairs: dict[int, int] | None = None) -> QuerySet[Ite
 
 
 def current_batch_results(*, pairs: dict[int, int] | None = None) -> QuerySet[BatchResult]:
+    """The BatchResults of the pairs (default: the current ones), with their batch, by batch name:
+    agreement and retention, without the JSON of their groups, details and timings (a release's
+    manifest and the report read none; at 4M items, 7,937 of them took ~100 MB)."""
     pairs = current_batch_runs() if pairs is None else pairs
-    return BatchResult.objects.filter(pairs_q(pairs)).select_related("batch", "run").order_by("batch__name")
+    return (BatchResult.objects.filter(pairs_q(pairs)).select_related("batch").defer("by_group", "details", "timings")
+            .order_by("batch__name"))
 
 
 RELEASE_VALUES = (
@@ -128,35 +132,42 @@ RETENTION_GROUPS = (
 
 
 def retention_cells(*, pairs: dict[int, int]) -> list[dict]:
-    """Retained / total audited items of the given runs per (task, domain, attribute, batch),
-    summed from the aggregation job's `ResultCell`s (a few a batch, written with the run's
-    results: `aggregation.summaries`), not a pass over the results: every retention table is a
-    sum of these cells. Keys as the item's fields (RETENTION_GROUPS)."""
-    rows = (ResultCell.objects.filter(pairs_q(pairs)).values("task", "domain", "attribute", "batch__name")
-            .annotate(n_total=Sum("total"), n_retained=Sum("retained")).order_by("task", "domain", "attribute", "batch__name"))
+    """Retained / total audited items of the given runs per (task, domain, attribute), summed from
+    the aggregation job's `ResultCell`s (a few a batch, written with the run's results:
+    `aggregation.summaries`), not a pass over the results: every retention table but the
+    batches' is a sum of these few dozen cells. Keys as the item's fields (RETENTION_GROUPS)."""
+    rows = (ResultCell.objects.filter(pairs_q(pairs)).values("task", "domain", "attribute")
+            .annotate(n_total=Sum("total"), n_retained=Sum("retained")).order_by("task", "domain", "attribute"))
     return [{"item__task": row["task"], "item__context__domain_id": row["domain"], "item__attribute": row["attribute"],
-             "batch__name": row["batch__name"], "total": row["n_total"], "retained": row["n_retained"]} for row in rows]
+             "total": row["n_total"], "retained": row["n_retained"]} for row in rows]
 
 
 def _rate(retained: int, total: int) -> float | None:
     return round(retained / total, 6) if total else None
 
 
-def retention_counts(*, pairs: dict[int, int], cells: list[dict] | None = None) -> dict[str, dict[str, dict]]:
+def _retention_table(sums: dict) -> dict[str, dict]:
+    return {
+        (value or "(none)"): {"total": total, "retained": retained, "rate": _rate(retained, total)}
+        for value, (retained, total) in sorted(sums.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
+    }
+
+
+def retention_counts(*, pairs: dict[int, int]) -> dict[str, dict[str, dict]]:
     """Retained / total audited items per task, domain, attribute and batch of the current runs
-    (1 query, none given the `retention_cells`): an item without a judgment is not part of any
-    retention figure."""
-    cells = retention_cells(pairs=pairs) if cells is None else cells
+    (2 queries: `retention_cells`, and the batches' sums): an item without a judgment is not part
+    of any retention figure."""
+    cells = retention_cells(pairs=pairs)
     out: dict[str, dict[str, dict]] = {}
-    for key, field in RETENTION_GROUPS:
+    for key, field in RETENTION_GROUPS[:-1]:
         sums: dict = {}
         for cell in cells:
             retained, total = sums.get(cell[field], (0, 0))
             sums[cell[field]] = (retained + cell["retained"], total + cell["total"])
-        out[key] = {
-            (value or "(none)"): {"total": total, "retained": retained, "rate": _rate(retained, total)}
-            for value, (retained, total) in sorted(sums.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
-        }
+        out[key] = _retention_table(sums)
+    batches = (ResultCell.objects.filter(pairs_q(pairs)).values_list("batch__name").order_by()
+               .annotate(n_retained=Sum("retained"), n_total=Sum("total")))
+    out["batch"] = _retention_table({name: (retained, total) for name, retained, total in batches})
     total = sum(v["total"] for v in out["task"].values())
     retained = sum(v["retained"] for v in out["task"].values())
     out["overall"] = {"total": total, "retained": retained, "rate": _rate(retained, total)}

@@ -243,13 +243,16 @@ def agreement_by_group(*, batch_ids) -> dict[str, dict[tuple, dict]]:
                     "judgments": int(row[width + 1] or 0), "summary": summary_from_sums(_sums(vector, q)),
                     "categories": list(CHOICES if nota else BASE_CATEGORIES), "ac1_by_batch": {},
                 }
-            cursor.execute(f"SELECT batch, {', '.join(keys)}, max(nota), {', '.join(f'sum({x})' for x in values)} "
-                           f"FROM report_agreement_parts GROUP BY batch, {', '.join(keys)}")
-            while rows := cursor.fetchmany(10_000):
-                ac1s = _ac1_values(np.array([[float(v or 0) for v in row[width + 2:]] for row in rows]),
-                                   np.array([bool(row[width + 1]) for row in rows]), q7=q7, q6=q6)
-                for part, ac1 in zip(rows, ac1s):
-                    out[grouping][tuple(part[1:width + 1])]["ac1_by_batch"][part[0]] = ac1
+            # a row per batch and group (200k at 4M items), read from a cursor on the server a few
+            # thousand at a time: a client's cursor holds the whole result
+            with connection.chunked_cursor() as parts:
+                parts.execute(f"SELECT batch, {', '.join(keys)}, max(nota), {', '.join(f'sum({x})' for x in values)} "
+                              f"FROM report_agreement_parts GROUP BY batch, {', '.join(keys)}")
+                while rows := parts.fetchmany(10_000):
+                    ac1s = _ac1_values(np.array([[float(v or 0) for v in row[width + 2:]] for row in rows]),
+                                       np.array([bool(row[width + 1]) for row in rows]), q7=q7, q6=q6)
+                    for part, ac1 in zip(rows, ac1s):
+                        out[grouping][tuple(part[1:width + 1])]["ac1_by_batch"][part[0]] = ac1
         for table in ("report_agreement_patterns", "report_agreement_kinds", "report_agreement_parts"):
             cursor.execute(f"DROP TABLE {table}")  # one a statement: SQLite drops one table at a time
     return out
