@@ -123,11 +123,12 @@ def domain_roles() -> dict[str, dict[str, str]]:
     return {d.code: {"initiator": d.initiator_role, "recipient": d.recipient_role} for d in Domain.objects.all()}
 
 
+# a retention table's name → the item's field it is per (the keys of `retention_cells`); the batches' table
+# is summed on its own (`retention_counts`)
 RETENTION_GROUPS = (
     ("task", "item__task"),
     ("domain", "item__context__domain_id"),
     ("attribute", "item__attribute"),
-    ("batch", "batch__name"),
 )
 
 
@@ -136,10 +137,11 @@ def retention_cells(*, pairs: dict[int, int]) -> list[dict]:
     the aggregation job's `ResultCell`s (a few a batch, written with the run's results:
     `aggregation.summaries`), not a pass over the results: every retention table but the
     batches' is a sum of these few dozen cells. Keys as the item's fields (RETENTION_GROUPS)."""
-    rows = (ResultCell.objects.filter(pairs_q(pairs)).values("task", "domain", "attribute")
-            .annotate(n_total=Sum("total"), n_retained=Sum("retained")).order_by("task", "domain", "attribute"))
-    return [{"item__task": row["task"], "item__context__domain_id": row["domain"], "item__attribute": row["attribute"],
-             "total": row["n_total"], "retained": row["n_retained"]} for row in rows]
+    names = [name for name, _ in RETENTION_GROUPS]  # ResultCell's columns are named as the tables
+    rows = (ResultCell.objects.filter(pairs_q(pairs)).values(*names)
+            .annotate(n_total=Sum("total"), n_retained=Sum("retained")).order_by(*names))
+    return [{**{field: row[name] for name, field in RETENTION_GROUPS}, "total": row["n_total"], "retained": row["n_retained"]}
+            for row in rows]
 
 
 def _rate(retained: int, total: int) -> float | None:
@@ -159,7 +161,7 @@ def retention_counts(*, pairs: dict[int, int]) -> dict[str, dict[str, dict]]:
     of any retention figure."""
     cells = retention_cells(pairs=pairs)
     out: dict[str, dict[str, dict]] = {}
-    for key, field in RETENTION_GROUPS[:-1]:
+    for key, field in RETENTION_GROUPS:
         sums: dict = {}
         for cell in cells:
             retained, total = sums.get(cell[field], (0, 0))

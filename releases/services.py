@@ -208,11 +208,10 @@ class _ItemsBeside:
             with transaction.atomic():
                 entries = _release_items_insert(release_id=self.release_id, pairs=self.pairs)
                 then = self._then.get()
-                if then is None:
-                    raise _Abandoned
-                then(entries)
-        except _Abandoned:
-            pass
+                if then is None:  # the build failed before publishing
+                    transaction.set_rollback(True)
+                else:
+                    then(entries)
         finally:
             connection.close()  # this thread's own connection
 
@@ -230,10 +229,6 @@ class _ItemsBeside:
                 self._then.put(None)  # left without publishing: roll the insert back
             self._pool.shutdown(wait=True)
         return False
-
-
-class _Abandoned(Exception):
-    """A build that failed before publishing: its items' transaction rolls back."""
 
 
 def _release_items_insert(*, release_id: int, pairs: dict[int, int]) -> int:

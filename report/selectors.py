@@ -52,7 +52,7 @@ GROUPINGS = {
     "by_task_attribute": ("task", "attribute"),
 }
 DIMENSIONS = ("task", "domain", "attribute", "variant")
-RETENTION_FIELDS = {"task": "item__task", "domain": "item__context__domain_id", "attribute": "item__attribute"}
+RETENTION_FIELDS = dict(release_selectors.RETENTION_GROUPS)  # a dimension → the field of a retention cell
 
 
 # --- which results: a release's, or the current ones -----------------------------------------
@@ -118,19 +118,18 @@ def _per_item_sql(batch_ids) -> tuple[str, list]:
             f"JOIN {item} i ON i.id = counted.item_id JOIN {context} c ON c.id = i.context_id)"), list(params)
 
 
-def _terms_sql(choices: tuple[str, ...], v: str, *, value_only: bool = False) -> str:
+def _terms_sql(choices: tuple[str, ...], v: str) -> str:
     """SQL: an item's terms of the `AgreementSums` over `choices` (suffix `v`), from its counts c0…:
     whether it was rated (1, else NULL), t = 1 where rated twice (else NULL, so a product with it
     counts only those items), pa_i, r and Σ r_ik(r_ik − 1)/(r − 1) where rated twice, and its share
-    of each choice; `value_only`: those an AC1 value needs (`_value_sums_sql`), without r and Σ."""
+    of each choice."""
     c = [f"c{CHOICES.index(k)}" for k in choices]
     r = "(" + " + ".join(c) + ")"
     pair = "(" + " + ".join(f"{x} * ({x} - 1)" for x in c) + ")"
-    spread = [] if value_only else [f"CASE WHEN {r} >= 2 THEN {r} END AS r{v}",
-                                    f"CASE WHEN {r} >= 2 THEN {pair} / ({r} - 1) END AS ao{v}"]
     return ", ".join([
         f"CASE WHEN {r} > 0 THEN 1.0 END AS rated{v}", f"CASE WHEN {r} >= 2 THEN 1.0 END AS t{v}",
-        f"CASE WHEN {r} >= 2 THEN {pair} / ({r} * ({r} - 1)) ELSE 0 END AS pa{v}", *spread,
+        f"CASE WHEN {r} >= 2 THEN {pair} / ({r} * ({r} - 1)) ELSE 0 END AS pa{v}",
+        f"CASE WHEN {r} >= 2 THEN {r} END AS r{v}", f"CASE WHEN {r} >= 2 THEN {pair} / ({r} - 1) END AS ao{v}",
         *(f"CASE WHEN {r} > 0 THEN {x} * 1.0 / {r} END AS s{v}_{n}" for n, x in enumerate(c)),
     ])
 
@@ -226,9 +225,8 @@ def agreement_by_group(*, batch_ids) -> dict[str, dict[tuple, dict]]:
             FROM terms GROUP BY {kind}""")
         cursor.execute(f"""
             CREATE TEMPORARY TABLE report_agreement_parts AS
-            WITH terms AS (SELECT {cell}, m, {_terms_sql(CHOICES, "7", value_only=True)},
-                                               {_terms_sql(BASE_CATEGORIES, "6", value_only=True)}
-                                        FROM report_agreement_patterns)
+            WITH terms AS (SELECT {cell}, m, {_terms_sql(CHOICES, "7")}, {_terms_sql(BASE_CATEGORIES, "6")}
+                           FROM report_agreement_patterns)
             SELECT {cell}, {_offers_nota_sql()} AS nota, {value_sums} FROM terms GROUP BY {cell}""")
         for grouping, keys in GROUPINGS.items():
             width = len(keys)
