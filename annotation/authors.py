@@ -9,12 +9,14 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection, transaction
 
+from dialtom_site import jobs
+
 from . import dialtom
 from .models import Batch, Context, Domain, Item, Task, Variant
 from .parsers import InputError, count_words
 from .bulk import bulk_insert, chunked
 from .imported import already_imported, file_hashes, imported_record
-from .services import CHUNK_SIZE, continuation_reveals_refresh, domains_ensure
+from .services import CHUNK_SIZE, RELEASE_RECORDS_TASK, continuation_reveals_refresh, domains_ensure
 
 
 def _kind(item) -> str:
@@ -413,6 +415,8 @@ def dialtom_import(*, directory: str | Path, seed: int | None = None, batch: str
     bulk_insert(Item, new_cf)
     created["counterfactual"] += len(new_cf)
     reveals = continuation_reveals_refresh(session_keys=touched) if touched else 0
+    if touched or new_cf:  # what a release will hold of them, made once this commits (releases.records)
+        jobs.follow_up_on_commit(RELEASE_RECORDS_TASK)
     totals["counterfactual"] = len(counterfactual_ok)
     for item_id in counterfactual_ok:
         by_domain[item_id.split("-", 1)[0]]["counterfactual"] += 1

@@ -16,6 +16,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from dialtom_site import jobs
+
 from . import continuations, dialtom, selectors
 from .models import (
     ATTRIBUTE_CODES,
@@ -39,6 +41,8 @@ from .segmentation import segment_windows
 from .bulk import bulk_insert, chunked
 
 CHUNK_SIZE = 2000
+# made after an import that wrote contexts or items: what a release holds of each (releases.records)
+RELEASE_RECORDS_TASK = "releases.tasks.release_records_refresh_task"
 TASKS, VARIANTS, ATTRIBUTES, SPEAKERS = (tuple(c.values) for c in (Task, Variant, Attribute, Speaker))
 
 
@@ -303,6 +307,8 @@ def contexts_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
     _run_streaming_import(path, validate=validate, resolve=resolve, check_db=check_db, write=write,
                           chunk_size=chunk_size)
     continuation_reveals_refresh(session_keys=touched)
+    if touched:
+        jobs.follow_up_on_commit(RELEASE_RECORDS_TASK)
     return {"file": str(path), "created": sum(created.values()), "by_domain": dict(sorted(created.items()))}
 
 
@@ -447,6 +453,8 @@ def items_import(*, path: str | Path, chunk_size: int = CHUNK_SIZE) -> dict:
     continuation_reveals_refresh(
         session_keys=set(Context.objects.filter(pk__in=touched).order_by().values_list("session_key", flat=True))
     )
+    if touched:
+        jobs.follow_up_on_commit(RELEASE_RECORDS_TASK)
     return {
         "file": str(path),
         "created": sum(sum(c.values()) for c in created.values()),

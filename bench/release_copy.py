@@ -10,10 +10,14 @@ phase in its own Python process (so its peak RSS is its own):
 - `bare`: `COPY (SELECT …) TO STDOUT` into files of the rows a release is made of, with no
   formatting: the released items with their context (what items.jsonl/csv/parquet hold), every
   audited item's result (results.csv), every fitted judgment (judgments.csv);
-- `build`: `release_build` as the worker runs it, the first after the import: the items' and
-  contexts' records are made (releases.records), then every data file is written by PostgreSQL
+- `build`: `release_build` as the worker runs it, with no record made yet (the records emptied
+  first: a build that starts before the import's follow-up made them): the items' and contexts'
+  records are made (releases.records), then every data file is written by PostgreSQL
   (releases.copyout); the report's per-batch AC1 summed in SQL;
-- `rebuild`: the same again, with the records kept (what every later release costs);
+- `records`: the import's follow-up alone (`services.release_records_refresh`, the records
+  emptied first): what a worker spends after an import so that no build makes them;
+- `rebuild`: the same build again, with the records kept (every release once the import's
+  follow-up is done, the first included);
 - `portable`: `release_build(portable=True)`: every file by Python, as on SQLite (the bytes are
   the same: tests/releases/test_release_copyout.py).
 
@@ -101,10 +105,30 @@ def _timed(steps: dict) -> None:
         setattr(module, name, wrapper)
 
 
-def phase_build(portable: bool) -> dict:
+def _records_empty() -> None:
+    from django.db import connection
+
+    from releases.models import ContextRecord, ItemRecord
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {ContextRecord._meta.db_table}, {ItemRecord._meta.db_table}")
+
+
+def phase_records() -> dict:
+    from releases.services import release_records_refresh
+
+    _records_empty()
+    start = time.perf_counter()
+    made = release_records_refresh()
+    return {"made": made, "steps": {"records": round(time.perf_counter() - start, 1)}}
+
+
+def phase_build(portable: bool, *, first: bool = False) -> dict:
     from releases.models import Release
     from releases.services import release_build, release_create
 
+    if first:
+        _records_empty()
     steps: dict[str, float] = {}
     _timed(steps)
     version = f"bench-copy-{'portable' if portable else 'copy'}-{int(time.time())}"
@@ -147,8 +171,10 @@ def child(args) -> None:
     start = time.perf_counter()
     if args.phase == "bare":
         result = phase_bare(directory)
+    elif args.phase == "records":
+        result = phase_records()
     else:
-        result = phase_build(portable=args.phase == "portable")  # build, rebuild: the same, records made or not
+        result = phase_build(portable=args.phase == "portable", first=args.phase == "build")
     result["seconds"] = time.perf_counter() - start
     result["rss_growth_mib"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
     shutil.rmtree(directory, ignore_errors=True)
@@ -159,7 +185,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="40k,400k")
     parser.add_argument("--db-suffix", default="_h4", help="the copies of the scale databases: dialtom_scale_<size><suffix>")
-    parser.add_argument("--phases", default="bare,build,rebuild,portable")
+    parser.add_argument("--phases", default="bare,build,records,rebuild,portable")
     parser.add_argument("--out", default=str(ROOT / "bench/results/release_copy.md"))
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--size", help=argparse.SUPPRESS)
@@ -194,9 +220,11 @@ def main() -> None:
     ]
     what = {
         "bare": "COPY TO STDOUT into files, no formatting: released items + contexts, audited results, fitted judgments",
-        "build": "release_build, the first after the import: the items' and contexts' records made, then every data "
-                 "file by PostgreSQL (COPY)",
-        "rebuild": "release_build again: the records are kept, none made",
+        "build": "release_build with no record made yet (emptied first: a build before the import's follow-up "
+                 "ran): the items' and contexts' records made, then every data file by PostgreSQL (COPY)",
+        "records": "the import's follow-up alone: every item's and context's record made (release_records_refresh)",
+        "rebuild": "release_build again: the records are kept, none made (the first build once the import's "
+                   "follow-up is done)",
         "portable": "release_build(portable=True): every file by Python (the same bytes)",
     }
     for size, phases in results.items():

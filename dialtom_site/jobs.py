@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -91,6 +92,33 @@ def task_named(name: str):
     """The Celery task at the dotted path `name`. A service queues a follow-up task by its
     name, so it never imports a tasks module (tasks import services), nor an app above its own."""
     return import_string(name)
+
+
+# When the broker is down, a failed publish costs seconds (the Redis client retries); after
+# one failure, follow-ups are not even attempted for this long, so answers stay fast.
+BROKER_BACKOFF_SECONDS = 30.0
+_broker_down_until = 0.0
+
+
+def follow_up_on_commit(task: str, **kwargs) -> None:
+    """Queue a follow-up task, named by its dotted path (`task_named`), once the transaction
+    commits; a broker outage never fails the write. For work that is safe to lose: its next
+    occasion, or the work that needs it, does it again (a batch's progress check, the release
+    records an import leaves to make)."""
+
+    def send():
+        global _broker_down_until
+        if time.monotonic() < _broker_down_until:
+            logger.warning("not queueing %s(%s): broker marked unavailable", task, kwargs)
+            return
+        follow_up = task_named(task)  # a wrong name fails loudly, never taken for a broker outage
+        try:
+            follow_up.apply_async(kwargs=kwargs, retry=False)
+        except Exception:  # noqa: BLE001 — the write is stored; the follow-up is best effort
+            _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
+            logger.warning("could not queue %s(%s): broker unavailable", task, kwargs, exc_info=True)
+
+    transaction.on_commit(send)
 
 
 def kind_for(model: type[models.Model]) -> JobKind:

@@ -11,7 +11,7 @@ import hmac
 import io
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -68,9 +68,21 @@ def release_round(value, digits: int) -> float:
     return float(Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one, not one a value (json.dumps')
+
+
 def json_text(value) -> str:
     """Compact JSON, unicode as it is: the text of every JSON value in a release's files."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _JSON.encode(value)
+
+
+def csv_json_field(text: str | None) -> str | None:
+    """JSON text (`json_text`) as a field of a CSV line, as the csv module's QUOTE_MINIMAL writes
+    it: quoted where it holds a comma or a quote (JSON text holds no raw line end). None stays
+    None. What a record keeps (`records`); `copyout.csv_field(…, JSON)` is the same in SQL."""
+    if text is None or ("," not in text and '"' not in text):
+        return text
+    return '"' + text.replace('"', '""') + '"'
 
 
 def context_turns(turns: list, domain_roles: dict[str, str]) -> list[dict]:
@@ -81,12 +93,21 @@ def context_turns(turns: list, domain_roles: dict[str, str]) -> list[dict]:
 
 def option_continuations(options: list[str], *, domain: str, domain_roles: dict[str, str]) -> list[list[dict]]:
     """A prospective item's options, each split into turns with speaker and role."""
+    return continuations_of(domain=domain, domain_roles=domain_roles)(options)
+
+
+def continuations_of(*, domain: str, domain_roles: dict[str, str]) -> Callable[[list[str]], list[list[dict]]]:
+    """`option_continuations` of one domain, its roles looked up once: for many items."""
     speakers = roles_for(domain, initiator=domain_roles.get("initiator", ""), recipient=domain_roles.get("recipient", ""))
-    return [
-        [{"speaker": t["speaker"], "role": domain_roles.get(t["speaker"], t["role"]), "text": t["text"]}
-         for t in continuation_turns(option, speakers)]
-        for option in options
-    ]
+
+    def continuations(options: list[str]) -> list[list[dict]]:
+        return [
+            [{"speaker": t["speaker"], "role": domain_roles.get(t["speaker"], t["role"]), "text": t["text"]}
+             for t in continuation_turns(option, speakers)]
+            for option in options
+        ]
+
+    return continuations
 
 
 def release_record(row: dict, *, version: str, roles: dict[str, dict[str, str]], agreement: dict[int, float | None]) -> dict:

@@ -91,9 +91,16 @@ class ContextRecord(models.Model):
     """A context's dialogue as a release holds it (JSON, each turn with its domain role:
     `export.context_turns`), made by Python once and put together with each release's values by
     PostgreSQL (`releases.copyout.write_items`), so a release's items files need no Python a row.
-    `versions` names the rows it was made from (`records`): one that changed is made again."""
+    `versions` names the rows it was made from (`records`): one that changed is made again.
 
-    context = models.OneToOneField("annotation.Context", on_delete=models.CASCADE, primary_key=True, related_name="record")
+    A cache of what the contexts and items hold, so on PostgreSQL both records tables are UNLOGGED
+    (migration 0008): no WAL is written for them, and after a crash PostgreSQL empties them and
+    the next build (or `records_refresh_task`) makes them again. Their keys have no foreign-key
+    constraint in the database, as ReleaseItem's: the check, deferred to the commit, took a key-share
+    lock on every item (4.3 of 8.6 s of the records' insert at 400k items); Django still cascades."""
+
+    context = models.OneToOneField("annotation.Context", on_delete=models.CASCADE, primary_key=True, related_name="record",
+                                   db_constraint=False)
     versions = models.TextField()
     turns = models.TextField()
     turns_csv = models.TextField(default="", help_text="`turns` as a field of items.csv (quoted as the CSV writer quotes it)")
@@ -106,7 +113,8 @@ class ItemRecord(models.Model):
     """An item's JSON a release holds (`export.release_record`): its options, and for a prospective
     item its profile and continuations (each option split into turns). As ContextRecord."""
 
-    item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, primary_key=True, related_name="record")
+    item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, primary_key=True, related_name="record",
+                                db_constraint=False)
     versions = models.TextField()
     options = models.TextField()
     profile = models.TextField(null=True, blank=True)

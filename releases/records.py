@@ -6,10 +6,11 @@ A record is made by Python, by the functions the portable path writes the files 
 (`export.context_turns`, `export.option_continuations`, `export.json_text`), and names the row
 versions it was made from: the `xmin` and `ctid` of its rows (the context or item, and its domain,
 whose role names it holds), which an update of a row always changes (a new version of the row
-is written, by another transaction or at another place). Before a release is written,
-`records_refresh` makes again the records of its items and contexts that are missing or older
-than their rows: the first release after an import pays for its items once, later releases only
-for what changed. PostgreSQL only.
+is written, by another transaction or at another place). `records_refresh` makes the records
+of items and contexts that are missing or older than their rows: after every import that wrote
+some (`services.release_records_refresh`, a worker's follow-up), and before a release is written,
+for its own items (none, once the import's follow-up ran; else the first release pays for its
+items once, later releases only for what changed). PostgreSQL only.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 from django.db import connection, transaction
 
-from . import copyout, export
+from . import export
 from .models import ContextRecord, ItemRecord
 
 
@@ -29,19 +30,22 @@ def _contexts(rows):
 
 
 def _items(rows):
+    continuations = {}  # a domain's: its roles looked up once, not an item at a time
     for pk, versions, domain, task, options, profile, initiator, recipient in rows:
         options = list(json.loads(options))
         if task == "retrospective":
             yield pk, versions, export.json_text(options), None, None
             continue
-        roles = {"initiator": initiator, "recipient": recipient}
+        if (domain, initiator, recipient) not in continuations:
+            continuations[domain, initiator, recipient] = export.continuations_of(
+                domain=domain, domain_roles={"initiator": initiator, "recipient": recipient})
         yield (pk, versions, export.json_text(options), export.json_text(json.loads(profile) or {}),
-               export.json_text(export.option_continuations(options, domain=domain, domain_roles=roles)))
+               export.json_text(continuations[domain, initiator, recipient](options)))
 
 
 # model, what comes before the statement (a WITH), its rows' versions, what Python reads (pk, versions, …),
-# from where, which rows, the maker, the columns it makes, and the columns PostgreSQL derives from them:
-# each JSON as a field of items.csv (copyout.csv_field), quoted here once, not in every release. An item's
+# from where, which rows, the maker, the columns it makes, and the columns derived from them: each JSON
+# as a field of items.csv (export.csv_json_field), quoted here once, not in every release. An item's
 # versions end with its context's and domain's, made once a context (`c`, a few hundred thousand rows
 # hashed once): looked up item by item, the contexts took most of a check at 4M items, and the plan
 # that comes with up-to-date statistics took twice as long (20 s against 10 s)
@@ -62,17 +66,31 @@ _KINDS: tuple[tuple[type, str, str, str, str, str, Callable, tuple[str, ...], di
 )
 
 
+def records_lock(cursor) -> None:
+    """Hold the records tables until the transaction ends: one maker at a time (a release build, or
+    `tasks.release_records_refresh_task` after an import), readers never wait. A build's REPEATABLE
+    READ transaction takes it first, before its snapshot (LOCK TABLE takes none): records another
+    maker committed meanwhile are then in its snapshot, never made again over a row the build
+    cannot see (which PostgreSQL refuses: "could not serialize access due to concurrent update")."""
+    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in (ContextRecord, ItemRecord))
+    cursor.execute(f"LOCK TABLE {tables} IN SHARE ROW EXCLUSIVE MODE")
+
+
 def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> int:
     """Make the records of the items `items_sql` selects (one column: item pks) and of their
     contexts that are missing or stale; returns how many were made. One transaction (a release
-    build's own, in the snapshot its files are written from, or one of its own): the items are
-    selected once (into a temporary table), the stale rows read with a server-side cursor, their
-    records written with COPY into a temporary table, then upserted."""
+    build's own, in the snapshot its files are written from, or one of its own), holding the
+    records (`records_lock`): the items are selected once (into a temporary table), the stale ones
+    found (into another), their rows read with a server-side cursor (its snapshot is its own: what
+    is written meanwhile is not in it), a chunk's old records deleted, and its new ones written
+    with COPY, each JSON beside its CSV field: no record is written twice (first into a temporary
+    table) nor quoted by PostgreSQL."""
     quote = connection.ops.quote_name
     made = 0
     with transaction.atomic():
         connection.ensure_connection()
         with connection.cursor() as cursor:
+            records_lock(cursor)
             cursor.execute(f"CREATE TEMPORARY TABLE release_records_items (item_id) ON COMMIT DROP AS {items_sql}", params)
             cursor.execute("ANALYZE release_records_items")
             for model, before, versions, reads, source, which, make, made_columns, derived in _KINDS:
@@ -80,30 +98,31 @@ def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> 
                 key = model._meta.pk.column
                 columns = [*made_columns, *derived]
                 assert set(columns) == {f.column for f in model._meta.concrete_fields}, model
+                of_json = [made_columns.index(column) for column in derived.values()]
                 alias = source.split()[1]
-                cursor.execute(f"CREATE TEMPORARY TABLE release_records_made ON COMMIT DROP AS "
-                               f"SELECT {', '.join(made_columns)} FROM {table} WITH NO DATA")
-                stale = connection.connection.cursor(name="release_records_stale")
-                stale.execute(
-                    f"""{before}SELECT {alias}.id, {versions} AS versions, {reads}
+                # which are stale, from narrow rows only: carried through the joins, the items' JSON made
+                # them spill to disk (8 GB of temporary files at 4M items, when nothing was stale)
+                cursor.execute(
+                    f"""CREATE TEMPORARY TABLE release_records_stale ON COMMIT DROP AS
+                        {before}SELECT {alias}.id, r.{key} IS NOT NULL AS old
                         FROM {source}
                         LEFT JOIN {table} r ON r.{key} = {alias}.id
                         WHERE {which.replace('{items}', 'SELECT item_id FROM release_records_items')}
                           AND (r.{key} IS NULL OR r.versions <> {versions})"""
                 )
-                n = 0
-                while rows := stale.fetchmany(chunk_size):
-                    with cursor.copy(f"COPY release_records_made ({', '.join(made_columns)}) FROM STDIN") as copy:
-                        for row in make(rows):
-                            copy.write_row(row)
-                    n += len(rows)
-                stale.close()
-                if n:
-                    updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != key)
-                    values = [*made_columns, *(copyout.csv_field(json, copyout.JSON) for json in derived.values())]
-                    cursor.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(values)} "
-                                   f"FROM release_records_made ON CONFLICT ({key}) DO UPDATE SET {updates}")
-                cursor.execute("DROP TABLE release_records_made")
-                made += n
+                if cursor.rowcount:
+                    cursor.execute("ANALYZE release_records_stale")
+                    stale = connection.connection.cursor(name="release_records_stale")
+                    stale.execute(f"{before}SELECT {alias}.id, s.old, {versions} AS versions, {reads} "
+                                  f"FROM {source} JOIN release_records_stale s ON s.id = {alias}.id")
+                    while rows := stale.fetchmany(chunk_size):
+                        if old := [row[0] for row in rows if row[1]]:  # made again
+                            cursor.execute(f"DELETE FROM {table} WHERE {key} = ANY(%s)", [old])
+                        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                            for row in make((row[0], *row[2:]) for row in rows):
+                                copy.write_row((*row, *(export.csv_json_field(row[i]) for i in of_json)))
+                        made += len(rows)
+                    stale.close()
+                cursor.execute("DROP TABLE release_records_stale")
             cursor.execute("DROP TABLE release_records_items")
     return made

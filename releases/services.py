@@ -18,6 +18,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
+from annotation.models import Item
 from dialtom_site import jobs
 from dialtom_site.db.planner import jit_off
 from dialtom_site.db.snapshot import SharedSnapshot
@@ -125,6 +126,19 @@ def _stale_builds_remove(root: Path, *, building: str) -> list[str]:
     if removed:
         logger.warning("removed what killed release builds left: %s", ", ".join(removed))
     return removed
+
+
+def release_records_refresh() -> int:
+    """Make the release records (`records`) of every item and context that has none or an outdated
+    one; returns how many were made. The follow-up of an import (`tasks.release_records_refresh_task`,
+    queued by the importers), so the records are made as the items arrive and the first release
+    after an import makes none (at 4M items they are most of a build's Python). PostgreSQL only:
+    elsewhere the files are written by Python, from no record (0)."""
+    if connection.vendor != "postgresql":
+        return 0
+    from . import records  # noqa: PLC0415 - PostgreSQL only
+
+    return records.records_refresh(items_sql=f"SELECT id FROM {Item._meta.db_table}", params=[])
 
 
 def release_build(*, release_id: int, portable: bool = False) -> Release:
@@ -308,6 +322,7 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
     with transaction.atomic(), connection.cursor() as cursor, ExitStack() as stack:
         if snapshot:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            records.records_lock(cursor)  # before the snapshot is taken
         _copy_settings(cursor)
         later = None
         if snapshot:

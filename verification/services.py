@@ -69,31 +69,6 @@ def implausible_to_original(*, display_order: str, marks: Iterable[str]) -> list
     return sorted(original)
 
 
-# When the broker is down, a failed publish costs seconds (the Redis client retries); after
-# one failure, follow-ups are not even attempted for this long, so answers stay fast.
-BROKER_BACKOFF_SECONDS = 30.0
-_broker_down_until = 0.0
-
-
-def _enqueue_after_commit(task: str, **kwargs) -> None:
-    """Queue a follow-up task, named by its dotted path (`jobs.task_named`), once the transaction
-    commits; a broker outage never fails the write."""
-
-    def send():
-        global _broker_down_until
-        if time.monotonic() < _broker_down_until:
-            logger.warning("not queueing %s(%s): broker marked unavailable", task, kwargs)
-            return
-        follow_up = jobs.task_named(task)  # a wrong name fails loudly, never taken for a broker outage
-        try:
-            follow_up.apply_async(kwargs=kwargs, retry=False)
-        except Exception:  # noqa: BLE001 — the judgment is stored; the follow-up is best effort
-            _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
-            logger.warning("could not queue %s(%s): broker unavailable", task, kwargs, exc_info=True)
-
-    transaction.on_commit(send)
-
-
 def _check_open(*, batch: Batch) -> None:
     if batch.status != BatchStatus.OPEN:
         raise VerificationError(f"batch {batch.name} is {batch.status}", code=f"batch_{batch.status}", status=409)
@@ -340,7 +315,7 @@ def _item_filled(*, batch_id: int) -> None:
     once this commits. Not on every answer: only this one can change the answer; and not
     while a check of the batch is already queued (`followups`)."""
     if followups.progress_check_wanted(batch_id=batch_id):
-        _enqueue_after_commit("aggregation.tasks.batch_progress_check", batch_id=batch_id)
+        jobs.follow_up_on_commit("aggregation.tasks.batch_progress_check", batch_id=batch_id)
 
 
 @transaction.atomic

@@ -4,9 +4,9 @@ import uuid
 
 import pytest
 
+from dialtom_site import jobs
 from dialtom_site.celery import app
 from verification.models import Judgment
-from verification import services
 from verification.services import item_claim_next, judgment_submit
 
 from tests.factories import UserFactory
@@ -23,7 +23,7 @@ def broken_broker():
     app._pool = None
     app.amqp._producer_pool = None
     yield
-    services._broker_down_until = 0.0
+    jobs._broker_down_until = 0.0
     app.conf.broker_url = saved
     app._pool = None
     app.amqp._producer_pool = None
@@ -33,7 +33,7 @@ def test_submission_goes_through_with_the_broker_down(verifier, broken_broker, c
     batch = open_batch(verifiers=[verifier], overlap=1)  # every answer fills its item: a follow-up is due
     claim = item_claim_next(verifier=verifier, batch=batch)
     key = uuid.uuid4()
-    with caplog.at_level(logging.WARNING, logger="verification.services"):
+    with caplog.at_level(logging.WARNING, logger="dialtom_site.jobs"):
         first = judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=key)
         retry = judgment_submit(verifier=verifier, claim_id=claim.pk, choice="A", idempotency_key=key)
         other = item_claim_next(verifier=verifier, batch=batch)
@@ -86,14 +86,14 @@ def test_a_batch_completed_while_the_broker_was_down_is_aggregated_by_the_sweep(
 
     people = UserFactory.create_batch(2)
     batch = open_batch(overlap=2, n_items=2, verifiers=people)
-    monkeypatch.setattr(services, "_broker_down_until", time.monotonic() + 3600)  # as after a failed send
+    monkeypatch.setattr(jobs, "_broker_down_until", time.monotonic() + 3600)  # as after a failed send
     for person in people:
         while (claim := item_claim_next(verifier=person, batch=batch)) is not None:
             judgment_submit(verifier=person, claim_id=claim.pk, choice="C", idempotency_key=uuid.uuid4())
     time.sleep(1)
     assert not AggregationRun.objects.filter(batches=batch).exists()
 
-    monkeypatch.setattr(services, "_broker_down_until", 0.0)  # Redis is back
+    monkeypatch.setattr(jobs, "_broker_down_until", 0.0)  # Redis is back
     started = aggregate_due_batches.apply_async().get(timeout=30)
     assert len(started) == 1
     run = AggregationRun.objects.get(pk=started[0])

@@ -5,6 +5,7 @@ import pytest
 from django.core.cache import cache
 
 from aggregation.tasks import batch_progress_check
+from dialtom_site import jobs
 from verification import followups, services
 
 from .factories import open_batch, verifiers
@@ -13,7 +14,7 @@ from .factories import open_batch, verifiers
 @pytest.mark.django_db
 def test_items_filled_while_a_check_waits_queue_no_other(monkeypatch):
     queued = []
-    monkeypatch.setattr(services, "_enqueue_after_commit", lambda task, **kw: queued.append((task, kw)))
+    monkeypatch.setattr(jobs, "follow_up_on_commit", lambda task, **kw: queued.append((task, kw)))
     person = verifiers(1)[0]
     batch = open_batch(overlap=1, n_items=3, verifiers=[person])
     cache.delete(followups._key(batch.pk))

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.authentication import _remembered
 from tests.factories import api_for
+from dialtom_site import jobs
 from verification import queue, services, statements
 from verification.models import Claim, ClaimStatus, Judgment, QueueSlot
 from verification.queue import display_order_for
@@ -108,7 +109,7 @@ def test_the_statements_display_order_is_the_pythons(settings):
 
 def test_the_follow_up_is_queued_only_by_the_answer_that_fills_an_item(monkeypatch):
     queued = []
-    monkeypatch.setattr(services, "_enqueue_after_commit", lambda task, **kw: queued.append(kw["batch_id"]))
+    monkeypatch.setattr(jobs, "follow_up_on_commit", lambda task, **kw: queued.append(kw["batch_id"]))
     a, b = verifiers(2)
     batch = open_batch(n_items=1, verifiers=[a, b], overlap=2)
     for person, expected in ((a, []), (b, [batch.pk])):

@@ -1,0 +1,132 @@
+"""The release records (releases.records) are kept as the items arrive: an import queues their
+making once it commits, a worker makes them, and the first release after it makes none. One
+maker at a time: a build that starts while a maker holds the records waits for it and sees what
+it made."""
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+
+from annotation.authors import dialtom_import
+from annotation.models import Context, Item
+from annotation.services import RELEASE_RECORDS_TASK, contexts_import, items_import
+from dialtom_site import jobs
+from releases import records, services
+from releases.models import ContextRecord, ItemRecord, Release, ReleaseStatus
+from tests.annotation.conftest import FIXTURES, write_jsonl
+from tests.annotation.test_imports import context, prosp, retro
+
+RELEASE_FILES = FIXTURES / "dialtom-release"
+TABLES = [ContextRecord._meta.db_table, ItemRecord._meta.db_table]
+
+
+def _made_by_builds(monkeypatch) -> list[int]:
+    """How many records each build's `records_refresh` makes, from now on."""
+    made, refresh = [], records.records_refresh
+
+    def counted(**kwargs):
+        made.append(refresh(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(records, "records_refresh", counted)
+    return made
+
+
+@pytest.mark.django_db
+def test_every_import_that_writes_items_queues_their_records_and_one_that_writes_none_does_not(tmp_path, monkeypatch):
+    queued = []
+    monkeypatch.setattr(jobs, "follow_up_on_commit", lambda task, **kwargs: queued.append(task))
+    dialtom_import(directory=RELEASE_FILES)
+    assert queued == [RELEASE_RECORDS_TASK]
+    dialtom_import(directory=RELEASE_FILES, force=True)  # read again: nothing new, nothing to make
+    assert queued == [RELEASE_RECORDS_TASK]
+
+    contexts_import(path=write_jsonl(tmp_path / "contexts.jsonl", [context(0), context(1)]))
+    items_import(path=write_jsonl(tmp_path / "items.jsonl", [retro(0), prosp(1)]))
+    assert queued == [RELEASE_RECORDS_TASK] * 3
+
+
+def test_a_worker_makes_the_records_of_an_import_once_it_commits(celery_worker):
+    """Through Redis and a real worker: the import's follow-up makes a record of every item and of
+    every context, each from the row it was made of (a second run makes none)."""
+    report = dialtom_import(directory=RELEASE_FILES)
+    assert report["created"]["items"] > 0
+    deadline = time.monotonic() + 60
+    while ItemRecord.objects.count() < Item.objects.count() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ItemRecord.objects.count() == Item.objects.count() > 0
+    assert ContextRecord.objects.count() == Context.objects.filter(items__isnull=False).distinct().count() > 0
+    assert services.release_records_refresh() == 0  # none missing, none stale
+
+
+@pytest.mark.django_db
+def test_the_first_release_after_the_records_were_made_makes_none(world, monkeypatch):
+    made_before = services.release_records_refresh()
+    assert made_before == ItemRecord.objects.count() + ContextRecord.objects.count() > 0
+    made = _made_by_builds(monkeypatch)
+    release = services.release_build(release_id=services.release_create(build=False, acknowledge_warnings=True).pk)
+    assert release.status == ReleaseStatus.READY and release.n_items > 0
+    assert made == [0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_build_waits_for_a_maker_holding_the_records_and_sees_what_it_made(world, monkeypatch):
+    """A maker (the import's follow-up) has made every record and not committed yet when a build
+    starts. The build's REPEATABLE READ snapshot must come after that commit: taken before it, the
+    build would find every record missing and fail to write them over rows it cannot see."""
+    release = services.release_create(build=False, acknowledge_warnings=True)
+    holding, go, maker = threading.Event(), threading.Event(), {}
+
+    def make_and_hold():
+        try:
+            with transaction.atomic():
+                maker["made"] = services.release_records_refresh()
+                holding.set()
+                assert go.wait(30)
+        finally:
+            holding.set()
+            connection.close()  # this thread's own
+
+    thread = threading.Thread(target=make_and_hold)
+    thread.start()
+    assert holding.wait(30) and maker.get("made", 0) > 0
+    made = _made_by_builds(monkeypatch)
+    built = {}
+
+    def build_release():
+        try:
+            built["release"] = services.release_build(release_id=release.pk)
+        finally:
+            connection.close()  # this thread's own
+
+    build = threading.Thread(target=build_release)
+    build.start()
+    try:
+        with connection.cursor() as cursor:  # the build waits for the records' lock
+            deadline = time.monotonic() + 30
+            waiting = False
+            while not waiting and time.monotonic() < deadline:
+                cursor.execute("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                               "WHERE NOT l.granted AND c.relname = ANY(%s)", [TABLES])
+                waiting = cursor.fetchone()[0] > 0
+                time.sleep(0.05)
+        assert waiting, "the build did not wait for the maker"
+        assert Release.objects.get(pk=release.pk).status == ReleaseStatus.BUILDING
+    finally:
+        go.set()
+        thread.join(60)
+        build.join(120)
+    assert built["release"].status == ReleaseStatus.READY, built["release"].error
+    assert made == [0]  # every record the maker committed was in the build's snapshot
+    assert ItemRecord.objects.count() + ContextRecord.objects.count() == maker["made"]
+
+
+@pytest.mark.django_db
+def test_the_records_are_a_cache_postgresql_writes_no_wal_for_and_checks_no_key_of():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)", [TABLES])
+        assert dict(cursor.fetchall()) == dict.fromkeys(TABLES, "u")
+        cursor.execute("SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text = ANY(%s)",
+                       [TABLES])
+        assert cursor.fetchone()[0] == 0
