@@ -72,8 +72,20 @@ def records_lock(cursor) -> None:
     READ transaction takes it first, before its snapshot (LOCK TABLE takes none): records another
     maker committed meanwhile are then in its snapshot, never made again over a row the build
     cannot see (which PostgreSQL refuses: "could not serialize access due to concurrent update")."""
-    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in (ContextRecord, ItemRecord))
-    cursor.execute(f"LOCK TABLE {tables} IN SHARE ROW EXCLUSIVE MODE")
+    cursor.execute(f"LOCK TABLE {_tables()} IN SHARE ROW EXCLUSIVE MODE")
+
+
+def records_vacuum() -> None:
+    """VACUUM (ANALYZE) the records tables, outside a transaction: what autovacuum does later, done
+    once the records are made, so the next build's check reads rows already known committed and
+    plans with their number (the first check after the making took 15.5 s at 4M items, 10.8 s
+    after this; the VACUUM 4.8 s)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"VACUUM (ANALYZE) {_tables()}")
+
+
+def _tables() -> str:
+    return ", ".join(connection.ops.quote_name(m._meta.db_table) for m in (ContextRecord, ItemRecord))
 
 
 def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> int:

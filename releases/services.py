@@ -138,7 +138,10 @@ def release_records_refresh() -> int:
         return 0
     from . import records  # noqa: PLC0415 - PostgreSQL only
 
-    return records.records_refresh(items_sql=f"SELECT id FROM {Item._meta.db_table}", params=[])
+    made = records.records_refresh(items_sql=f"SELECT id FROM {Item._meta.db_table}", params=[])
+    if made and not connection.in_atomic_block:
+        records.records_vacuum()
+    return made
 
 
 def release_build(*, release_id: int, portable: bool = False) -> Release:
