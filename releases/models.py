@@ -95,7 +95,7 @@ class ContextRecord(models.Model):
 
     A cache of what the contexts and items hold, so on PostgreSQL both records tables are UNLOGGED
     (migration 0008): no WAL is written for them, and after a crash PostgreSQL empties them and
-    the next build (or `records_refresh_task`) makes them again. Their keys have no foreign-key
+    the next build (or `tasks.release_records_refresh_task`) makes them again. Their keys have no foreign-key
     constraint in the database, as ReleaseItem's: the check, deferred to the commit, took a key-share
     lock on every item (4.3 of 8.6 s of the records' insert at 400k items); Django still cascades."""
 
