@@ -72,7 +72,7 @@ def _judgments(batch_ids) -> pd.DataFrame:
 def _gwet(groups: dict, categories: list[str]) -> float:
     """Gwet's AC1 (2008) from {item: [labels]}, straight from the formula."""
     q = len(categories)
-    rated = {item: [l for l in labels if l in categories] for item, labels in groups.items()}
+    rated = {item: [label for label in labels if label in categories] for item, labels in groups.items()}
     rated = {item: labels for item, labels in rated.items() if labels}
     pa_terms = []
     for labels in rated.values():
