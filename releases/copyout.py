@@ -49,19 +49,17 @@ def python_float(text_sql: str) -> str:
     return f"CASE WHEN translate({text_sql}, '-0123456789', '') = '' THEN {text_sql} || '.0' ELSE {text_sql} END"
 
 
-# what a field of `csv_line` may hold: nothing to quote (a number, a flag), any text, JSON text
-# (which has no raw line end nor carriage return: JSON escapes them), or JSON text made a CSV field
-# already (`csv_field(json, JSON)`, kept in the items' records): quoted where it needs to be
-PLAIN, TEXT, JSON, CSV = "plain", "text", "json", "csv"
+# what a field of `csv_line` may hold: nothing to quote (a number, a flag), any text, or JSON text
+# made a CSV field already (`export.csv_json_field`, kept in the items' records): quoted where it needs to be
+PLAIN, TEXT, CSV = "plain", "text", "csv"
 
 
 def csv_field(text_sql: str, kind) -> str:
     """SQL: a CSV field as Python's QUOTE_MINIMAL writes it."""
     if kind in (PLAIN, CSV):
         return text_sql
-    needs = [f"strpos({text_sql}, ',') > 0", f"strpos({text_sql}, '\"') > 0"]
-    if kind == TEXT:
-        needs.append(f"strpos({text_sql}, E'\\n') > 0")
+    assert kind == TEXT, kind
+    needs = [f"strpos({text_sql}, ',') > 0", f"strpos({text_sql}, '\"') > 0", f"strpos({text_sql}, E'\\n') > 0"]
     return f"CASE WHEN {' OR '.join(needs)} THEN {_all_quoted(text_sql, TEXT)} ELSE {text_sql} END"
 
 
@@ -75,9 +73,9 @@ def _all_quoted(text_sql: str, kind) -> str:
 
 def csv_line(fields: list[tuple[str, str]]) -> str:
     """SQL of one CSV line (without its `\\n`) from (SQL text expression never NULL, what it may
-    hold: PLAIN, TEXT, JSON or CSV). A row with a carriage return in any field has every field
-    quoted: only TEXT fields are searched for one; JSON text and the CSV fields made of it (the long
-    fields: a context's dialogue, an item's options, kept quoted in the records) never hold one."""
+    hold: PLAIN, TEXT or CSV). A row with a carriage return in any field has every field quoted:
+    only TEXT fields are searched for one; the CSV fields of JSON text (the long fields: a context's
+    dialogue, an item's options, kept quoted in the records) never hold one."""
     texts = [sql for sql, kind in fields if kind == TEXT]
     # concat(): one string made, not one a `||` (a long line copied over and over)
     minimal = "concat(" + ", ',', ".join(csv_field(sql, kind) for sql, kind in fields) + ")"

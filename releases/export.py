@@ -79,7 +79,7 @@ def json_text(value) -> str:
 def csv_json_field(text: str | None) -> str | None:
     """JSON text (`json_text`) as a field of a CSV line, as the csv module's QUOTE_MINIMAL writes
     it: quoted where it holds a comma or a quote (JSON text holds no raw line end). None stays
-    None. What a record keeps (`records`); `copyout.csv_field(…, JSON)` is the same in SQL."""
+    None. What a record keeps (`records`), and `copyout.csv_line` writes as it is (kind CSV)."""
     if text is None or ("," not in text and '"' not in text):
         return text
     return '"' + text.replace('"', '""') + '"'
