@@ -37,7 +37,7 @@ demo: install
 # The whole suite against real PostgreSQL and Redis, browser tests in headless Chromium.
 test: install services chromium tex
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=dialtom_site.settings.test
-	$(BIN)/python -m pytest --durations=20
+	$(BIN)/python -m pytest -n 2 --dist worksteal --durations=20
 
 test-fast: install services
 	$(BIN)/python -m pytest -m "not e2e"
