@@ -83,3 +83,25 @@ def test_without_autovacuum_the_rehearsal_analyzes_the_tables_it_grows():
                 return
         time.sleep(0.1)
     raise AssertionError("verification_claim was not analyzed")
+
+
+@pytest.mark.django_db
+def test_an_exposed_judgment_is_not_counted_against_an_items_allowance():
+    """An exposed judgment (its verifier had seen a related item) does not count towards k, so the
+    queue keeps the item open until k others are in: the rehearsal's allowance counts as the queue
+    does (24 verifiers on a small pool, more of them exposed, failed it with items "over")."""
+    from report.rehearsal import invariants
+    from tests.factories import BatchFactory, ItemFactory, JudgmentFactory
+    from verification.services import batch_queue_sync
+
+    batch = BatchFactory(overlap=2)
+    item = ItemFactory(batch=batch)
+    JudgmentFactory(item=item, exposed=True)
+    JudgmentFactory(item=item)
+    JudgmentFactory(item=item)
+    batch_queue_sync(batch=batch)
+    assert item.queue_slot.needed == 2
+    assert invariants(batch_ids=[batch.pk], acknowledged={}, errors=[], k_max=3)["over_k"] == 0
+    JudgmentFactory(item=item)  # a third that counts: over the slot's two
+    result = invariants(batch_ids=[batch.pk], acknowledged={}, errors=[], k_max=3)
+    assert result["over_k"] == 1 and result["violations"][0] == "1 items over their allowance"
