@@ -358,18 +358,14 @@ def _batches_aggregated(batch_ids: list[int], *, finished: set | None = None, na
 
 
 def invariants(*, batch_ids: list[int], acknowledged: dict, errors: list, k_max: int) -> dict:
-    """0 errors, 0 items over their allowance (k-max, or the slot's `needed`, in judgments that count
-    towards k), acked = stored."""
+    """0 errors, 0 items over their allowance (k-max, or the slot's `needed`), acked = stored."""
     from django.db.models import Count, F, Q
 
     from annotation.models import Item
     from verification.models import Judgment
-
     from verification.queue import exposed_judgments_count
 
-    # what counts towards an item's k, as the queue counts it: an exposed judgment (its verifier had
-    # seen a related item) does not, unless aggregation uses them, and the item stays in the queue
-    towards_k = Q() if exposed_judgments_count() else Q(judgments__exposed=False)
+    towards_k = Q() if exposed_judgments_count() else Q(judgments__exposed=False)  # as the queue counts k
     counted = Item.objects.filter(batch_id__in=batch_ids).annotate(n=Count("judgments", filter=towards_k))
     over_k = counted.filter(Q(n__gt=k_max) | Q(n__gt=F("queue_slot__needed"))).count()
     stored = {str(k): v for k, v in Judgment.objects.filter(batch_id__in=batch_ids).values_list("idempotency_key", "id")}
