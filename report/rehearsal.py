@@ -363,10 +363,9 @@ def invariants(*, batch_ids: list[int], acknowledged: dict, errors: list, k_max:
 
     from annotation.models import Item
     from verification.models import Judgment
-    from verification.queue import exposed_judgments_count
+    from verification.queue import judgments_towards_k
 
-    towards_k = Q() if exposed_judgments_count() else Q(judgments__exposed=False)  # as the queue counts k
-    counted = Item.objects.filter(batch_id__in=batch_ids).annotate(n=Count("judgments", filter=towards_k))
+    counted = Item.objects.filter(batch_id__in=batch_ids).annotate(n=Count("judgments", filter=judgments_towards_k()))
     over_k = counted.filter(Q(n__gt=k_max) | Q(n__gt=F("queue_slot__needed"))).count()
     stored = {str(k): v for k, v in Judgment.objects.filter(batch_id__in=batch_ids).values_list("idempotency_key", "id")}
     mismatched = sum(1 for key, pk in acknowledged.items() if stored.get(key) != pk)

@@ -181,6 +181,11 @@ def counts_towards_k(*, exposed: bool) -> bool:
     return not exposed or exposed_judgments_count()
 
 
+def judgments_towards_k() -> Q:
+    """For an `Item` queryset: the filter of its judgments that count towards k (`counts_towards_k`)."""
+    return Q() if exposed_judgments_count() else Q(judgments__exposed=False)
+
+
 def slots_open_to(*, verifier, batch_ids, exposure_allowed: bool = False, short_only: bool = True) -> QuerySet[QueueSlot]:
     """Slots that still need judgments, that this verifier has not been served, and that the
     context rule allows (or, under the fallback, all of those, annotated `exposed`/`exposure`).

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, Max, OuterRef, Q
+from django.db.models import Count, F, Max, OuterRef
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -80,9 +80,8 @@ def _check_open(*, batch: Batch) -> None:
 def batch_queue_sync(*, batch: Batch, recount: bool = False) -> int:
     """Create the queue slots of the batch's items that have none yet; returns how many. The
     summaries' counts of the batch are recounted when it has new items, or k changed (`recount`)."""
-    counted = Q() if queue.exposed_judgments_count() else Q(judgments__exposed=False)  # only what counts towards k
     missing = Item.objects.filter(batch=batch, queue_slot__isnull=True).annotate(
-        n=Count("judgments", filter=counted), judged=Count("judgments")).values_list("pk", "item_id", "is_gold", "n", "judged")
+        n=Count("judgments", filter=queue.judgments_towards_k()), judged=Count("judgments")).values_list("pk", "item_id", "is_gold", "n", "judged")
     rows = [
         QueueSlot(
             item_id=pk,
