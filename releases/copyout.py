@@ -28,6 +28,8 @@ from django.db.models import Func, TextField
 from psycopg.rows import scalar_row
 from psycopg.types.string import ByteaBinaryLoader
 
+from dialtom_site.db.collation import code_points_sql
+
 from . import export, selectors
 
 class RoundedText(Func):
@@ -172,7 +174,8 @@ def write_results(cursor, *, path: Path, pairs: dict[int, int]) -> HashingFile:
     out = HashingFile(path)
     with out:
         out.write(export.CsvLines().line(export.RESULT_COLUMNS))
-        out.rows = stream_lines(cursor, f"SELECT {line} FROM {source} ORDER BY {_column('item__item_id')}", params, out)
+        out.rows = stream_lines(cursor, f"SELECT {line} FROM {source} ORDER BY {code_points_sql(_column('item__item_id'))}",
+                                 params, out)
     return out
 
 
@@ -189,7 +192,7 @@ def write_judgments(cursor, *, path: Path, pairs: dict[int, int], pseudonyms: di
     ])
     ids = sorted(pseudonyms)
     sql = (f"SELECT {line} FROM {source} JOIN unnest(%s::bigint[], %s::text[]) AS p (id, name) "
-           f"ON p.id = {_column('verifier_id')} ORDER BY {_column('item__item_id')}, {_column('verifier_id')}")
+           f"ON p.id = {_column('verifier_id')} ORDER BY {code_points_sql(_column('item__item_id'))}, {_column('verifier_id')}")
     out = HashingFile(path)
     with out:
         out.write(export.CsvLines().line(export.JUDGMENT_COLUMNS))
@@ -223,7 +226,7 @@ def _released_rows(*, pairs: dict[int, int], agreement: dict[int, float | None],
            f"FROM (SELECT q.*, a.ac1, a.ac1_text FROM {source} "
            f"LEFT JOIN unnest(%s::bigint[], %s::float8[], %s::text[]) AS a (batch, ac1, ac1_text) "
            f"ON a.batch = q.{_column('batch_id')} "
-           f"ORDER BY q.{_column('item__item_id')} OFFSET 0) AS o "
+           f"ORDER BY {code_points_sql('q.' + _column('item__item_id'))} OFFSET 0) AS o "
            f"CROSS JOIN LATERAL (SELECT r.options || '' AS options, r.profile || '' AS profile, "
            f"r.continuations || '' AS continuations, r.options_csv || '' AS options_csv, r.profile_csv || '' AS profile_csv, "
            f"r.continuations_csv || '' AS continuations_csv "
@@ -300,7 +303,7 @@ def write_items(cursor, *, directory: Path, pairs: dict[int, int], agreement: di
     # encoding, UTF-8 on Django's connections (client_encoding=UTF8), so nothing is decoded in
     # Python and the server makes no copy of the longest values of the row (convert_to did)
     sql = (f"COPY (SELECT {jsonl}, {csv}, {', '.join(typed)} "
-           f"FROM {source} ORDER BY s.{_column('item__item_id')}) TO STDOUT (FORMAT binary)")
+           f"FROM {source} ORDER BY {code_points_sql('s.' + _column('item__item_id'))}) TO STDOUT (FORMAT binary)")
     _utf8_connection(cursor)
     writer = export.ReleaseWriter(directory)
     try:

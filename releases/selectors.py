@@ -8,6 +8,7 @@ from django.db.models import F, Min, Q, QuerySet, Subquery, Sum
 from aggregation.current import current_q, pairs_q
 from aggregation.models import AggregationRun, BatchResult, ItemResult, ResultCell, ShortResults
 from annotation.models import Batch, Domain
+from dialtom_site.db.collation import code_points
 from review.selectors import adjudicated, release_rows
 
 from .models import Release, ReleaseStatus
@@ -97,7 +98,7 @@ def audited_item_results(*, pairs: dict[int, int]) -> QuerySet[ItemResult]:
 
 def release_result_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[dict]:
     """`audited_item_results` as plain dicts for results.csv, by item_id (streamed)."""
-    return audited_item_results(pairs=pairs).order_by("item__item_id").values(*RESULT_VALUES).iterator(chunk_size=chunk_size)
+    return audited_item_results(pairs=pairs).order_by(code_points("item__item_id")).values(*RESULT_VALUES).iterator(chunk_size=chunk_size)
 
 
 def release_judgment_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> Iterator[tuple]:
@@ -106,7 +107,7 @@ def release_judgment_rows(*, pairs: dict[int, int], chunk_size: int = 5000) -> I
     (they are fitted too), by item_id then verifier (streamed)."""
     return (
         release_judgments(pairs=pairs)
-        .order_by("item__item_id", "verifier_id")
+        .order_by(code_points("item__item_id"), "verifier_id")
         .values_list("item__item_id", "verifier_id", "label", "seconds_spent")
         .iterator(chunk_size=chunk_size)
     )

@@ -11,6 +11,7 @@ from accounts.models import User
 from aggregation.models import ItemResult, WorkerResult
 from aggregation.selectors import current_item_results
 from annotation.models import OPTION_LETTERS, Batch, Item, Task
+from dialtom_site.db.collation import code_points
 from verification.models import Judgment
 
 from .markdown import render_markdown
@@ -136,7 +137,7 @@ def release_rows(results: QuerySet[ItemResult], *, values: tuple[str, ...], chun
     qs = (
         adjudicated(results)
         .filter(released=True)
-        .order_by("item__item_id")
+        .order_by(code_points("item__item_id"))
         .values(*values, "adjudication")
     )
     for row in qs.iterator(chunk_size=chunk_size):

@@ -218,3 +218,28 @@ def test_the_records_are_made_in_the_builds_snapshot_while_the_other_files_are_w
     services._write_release(release=release, directory=copied)
     _same(portable, copied)
     assert ItemRecord.objects.count() == len((copied / "items.jsonl").read_bytes().splitlines()) > 0
+
+
+def test_the_files_are_in_code_point_order_whatever_the_databases_collation(world, tmp_path, monkeypatch):
+    """The official PostgreSQL image makes its databases in en_US.utf8, which sorts `a_1` before
+    `A-1`; a release is in code-point order (Python's `sorted()`, SQLite's) on any server, both ways."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_collation WHERE collname = 'en-x-icu'")
+        if cursor.fetchone() is None:
+            pytest.skip("this PostgreSQL has no ICU collation")
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the fixture's deferred checks, done before the ALTER
+        cursor.execute('ALTER TABLE annotation_item ALTER COLUMN item_id TYPE varchar(200) COLLATE "en-x-icu"')
+    ids = ["ab", "a-b", "A-1", "a_1", "B-2", "b-1", "Zed", "zeta"]
+    for item, new in zip(Item.objects.order_by("pk"), ids * 10):
+        Item.objects.filter(pk=item.pk).update(item_id=f"{new}-{item.pk}")
+    by_database = list(Item.objects.order_by("item_id").values_list("item_id", flat=True))
+    assert by_database != sorted(by_database)  # the column's own collation is not code-point order
+    portable, copied = _both(tmp_path, monkeypatch)
+    _same(portable, copied)
+    for name in ("items.jsonl", "results.csv", "judgments.csv"):
+        lines = (copied / name).read_text(encoding="utf-8").splitlines()
+        ids_in_file = [json.loads(line)["item_id"] for line in lines] if name == "items.jsonl" else \
+            [line.split(",")[0] for line in lines[1:]]
+        assert len(set(ids_in_file)) >= 4 and ids_in_file == sorted(ids_in_file), (name, ids_in_file)
