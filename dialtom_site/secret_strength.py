@@ -13,7 +13,9 @@ import math
 from collections import Counter
 
 MIN_BITS = 128
-MIN_DISTINCT = 10
+# a floor that random secrets clear: 32 hex characters (`secrets.token_hex(16)`, `openssl rand -hex 16`)
+# use fewer than 8 of the 16 digits once in 28 million; fewer than 10 once in 10,000 (the old floor)
+MIN_DISTINCT = 8
 
 
 def shannon_bits(value: str) -> float:

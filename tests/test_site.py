@@ -105,6 +105,18 @@ def test_generated_secrets_pass():
         assert secret_weakness(secrets.token_hex(16), min_length=32, min_bits=90) is None
 
 
+def test_a_random_hex_secret_using_nine_of_the_sixteen_digits_passes():
+    """`secrets.token_hex(16)` gives 32 hex characters with fewer than 10 distinct once in 10,000:
+    random, about 100 bits, and refused by the old floor of 10 (the test above failed on one)."""
+    import random
+
+    from dialtom_site.secret_strength import secret_weakness
+
+    value = "".join(random.Random(1).choices("012345678", k=32))
+    assert len(set(value)) == 9
+    assert secret_weakness(value, min_length=32, min_bits=90) is None
+
+
 @pytest.mark.parametrize("module", ["base", "local", "test", "production"])
 @pytest.mark.parametrize("value", ["exlude", "Excluded", "yes", ""])
 def test_every_settings_module_refuses_an_unknown_exposed_judgments_value(module, value):
