@@ -5,6 +5,7 @@
 
 from aggregation.models import AggregationRun, RunStatus
 from tests.dashboard.world import make_world
+from tests.e2e.pages import reveal
 from tests.factories import StaffFactory, UserFactory
 
 
@@ -26,9 +27,9 @@ def test_staff_sees_the_fixture_numbers(transactional_db, live_server, login, sc
     assert "66.7 %" in page.inner_text("#retention")
     # People and Releases load when scrolled to (htmx "revealed"), not with the page
     assert page.locator("#verifiers-table").count() == 0
-    page.locator("#people").scroll_into_view_if_needed()
+    reveal(page, "#people")
     assert "verifier-3" in page.locator("#verifiers-table").inner_text()
-    page.locator("#releases").scroll_into_view_if_needed()
+    reveal(page, "#releases")
     page.wait_for_selector("#releases-table")
     # Chart.js drew the three charts from the npm package served as a static file.
     assert page.evaluate("typeof Chart") == "function"

@@ -7,6 +7,7 @@ from aggregation.models import BatchResult, ItemResult
 from dashboard.summaries import summaries_rebuild
 from releases.models import Release
 from tests.dashboard.world import make_world
+from tests.e2e.pages import reveal
 from tests.factories import StaffFactory
 
 
@@ -19,7 +20,7 @@ def test_a_release_with_warnings_needs_the_tick(transactional_db, live_server, l
 
     page = login(StaffFactory(username="admin09"))
     page.goto(f"{live_server.url}/dashboard/")
-    page.locator("#releases").scroll_into_view_if_needed()  # the Releases card loads when shown
+    reveal(page, "#releases")  # the Releases card loads when shown
     warnings = page.locator("#release-warnings")
     assert "AC1 -0.17 is under the flag threshold 0.6" in warnings.inner_text()
     assert "fewer judgments than its overlap 3" in warnings.inner_text()
