@@ -51,19 +51,21 @@ def _setup(size: str, suffix: str):
 def phase_bare(directory: Path) -> dict:
     from django.db import connection, transaction
 
+    from dialtom_site.db.collation import code_points
     from releases import selectors
     from releases.selectors import RELEASE_VALUES
     from review.selectors import adjudicated
 
     pairs = selectors.current_batch_runs()
+    by_id = code_points("item__item_id")  # the release's own order (dialtom_site.db.collation)
     queries = {
         "items": adjudicated(selectors.current_item_results(pairs=pairs)).filter(released=True)
-        .order_by("item__item_id").values(*RELEASE_VALUES, "adjudication"),
-        "results": selectors.audited_item_results(pairs=pairs).order_by("item__item_id")
+        .order_by(by_id).values(*RELEASE_VALUES, "adjudication"),
+        "results": selectors.audited_item_results(pairs=pairs).order_by(by_id)
         .values("item__item_id", "batch__name", "item__task", "item__attribute", "item__variant",
                 "item__context__domain_id", "released_label", "posterior", "mv_label", "n_judgments", "released",
                 "adjudication"),
-        "judgments": selectors.release_judgments(pairs=pairs).order_by("item__item_id", "verifier_id")
+        "judgments": selectors.release_judgments(pairs=pairs).order_by(by_id, "verifier_id")
         .values_list("item__item_id", "verifier_id", "label", "seconds_spent"),
     }
     rows = {}
