@@ -24,4 +24,4 @@ def code_points(name: str) -> Collate:
 
 def code_points_sql(sql: str) -> str:
     """SQL (PostgreSQL): the text expression `sql` in code-point order, for an ORDER BY."""
-    return f'{sql} COLLATE "C"'
+    return f'{sql} COLLATE "{_CODE_POINTS["postgresql"]}"'
