@@ -3,7 +3,7 @@ from django.contrib import admin
 
 from dialtom_site.admin_base import ReadOnlyAdmin
 
-from .models import ContextRecord, ItemRecord, Release, ReleaseItem
+from .models import ContextRecord, ItemRecord, RecordsChange, RecordsWhole, Release, ReleaseItem
 
 
 @admin.register(Release)
@@ -38,3 +38,19 @@ class ItemRecordAdmin(ReadOnlyAdmin):
     list_display = ["item", "versions"]
     list_select_related = ["item"]
     search_fields = ["item__item_id"]
+
+
+@admin.register(RecordsChange)
+class RecordsChangeAdmin(ReadOnlyAdmin):
+    """Statements that changed what the records are made of since they were last all made: while
+    one is listed, a build checks every record's versions."""
+
+    list_display = ["at", "source"]
+    list_filter = ["source"]
+
+
+@admin.register(RecordsWhole)
+class RecordsWholeAdmin(ReadOnlyAdmin):
+    """There when every record was made and nothing but a maker wrote them since."""
+
+    list_display = ["made_at", "files"]

@@ -126,3 +126,37 @@ class ItemRecord(models.Model):
 
     def __str__(self) -> str:
         return f"record of item {self.item_id}"
+
+
+class RecordsChange(models.Model):
+    """A statement that changed what the records are made of: an item, a context or a domain
+    (inserted, updated, deleted, truncated). Written by PostgreSQL's statement triggers on those
+    tables (migration 0009), in the transaction of the change, so it lands with it or not at all.
+    Emptied by the making of every record (`records.records_refresh(whole=True)`), which deletes
+    those its snapshot sees before it reads a row: one committed later stays. None left and
+    `RecordsWhole` there: every record is up to date (`records.records_current`), and a build needs
+    no check of the 4M items' versions."""
+
+    source = models.CharField(max_length=63, help_text="the table the statement changed")
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.source} changed at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class RecordsWhole(models.Model):
+    """There: the last making of every record (`records.records_refresh(whole=True)`) committed, and
+    no one but a maker wrote the records since (a statement trigger on both records tables deletes
+    this row; a maker tells it apart by a setting of its own transaction). UNLOGGED, as the records
+    (migration 0009): a crash that empties them empties this too."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    made_at = models.DateTimeField()
+    files = models.CharField(max_length=100, help_text="the files of the item, context and domain tables then: a table "
+                             "rewritten (ALTER … TYPE, VACUUM FULL, CLUSTER), which fires no trigger, has another")
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(id=1), name="records_whole_one_row")]
+
+    def __str__(self) -> str:
+        return f"records whole since {self.made_at:%Y-%m-%d %H:%M:%S}"

@@ -11,6 +11,12 @@ of items and contexts that are missing or older than their rows: after every imp
 some (`services.release_records_refresh`, a worker's follow-up), and before a release is written,
 for its own items (none, once the import's follow-up ran; else the first release pays for its
 items once, later releases only for what changed). PostgreSQL only.
+
+Checking 4M items' versions takes a build 20–40 s, so a build skips it when the records are
+known up to date (`records_current`): the follow-up made every record (`whole`), and since then
+no statement changed an item, a context or a domain (`RecordsChange`, logged by PostgreSQL's
+triggers in the changing transaction), none of their tables was rewritten, and no one but a maker
+wrote the records (a crash, which empties the UNLOGGED records, empties `RecordsWhole` too).
 """
 from __future__ import annotations
 
@@ -19,8 +25,12 @@ from collections.abc import Callable
 
 from django.db import connection, transaction
 
+from annotation.models import Context, Domain, Item
+
 from . import export
-from .models import ContextRecord, ItemRecord
+from .models import ContextRecord, ItemRecord, RecordsChange, RecordsWhole
+
+MAKER = "dialtom.records_maker"  # set, for its own transaction, by a maker: its writes keep the records whole (read by migration 0009's trigger)
 
 
 def _contexts(rows):
@@ -88,7 +98,33 @@ def _tables() -> str:
     return ", ".join(connection.ops.quote_name(m._meta.db_table) for m in (ContextRecord, ItemRecord))
 
 
-def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> int:
+def _source_files() -> str:
+    """SQL: the files of the tables the records are made of (item, context, domain): a rewrite of
+    one (ALTER … TYPE, VACUUM FULL, CLUSTER) fires no trigger but gives it another file."""
+    return "concat_ws(' ', " + ", ".join(f"pg_relation_filenode('{model._meta.db_table}'::regclass)"
+                                        for model in (Item, Context, Domain)) + ")"
+
+
+def records_current(cursor) -> bool:
+    """Every record is up to date, in this transaction's snapshot: the last making of them all
+    committed (`RecordsWhole`), on the tables' files of now, and no change was logged since
+    (`RecordsChange`)."""
+    quote = connection.ops.quote_name
+    cursor.execute(f"SELECT EXISTS (SELECT FROM {quote(RecordsWhole._meta.db_table)} WHERE files = {_source_files()}) "
+                   f"AND NOT EXISTS (SELECT FROM {quote(RecordsChange._meta.db_table)})")
+    return cursor.fetchone()[0]
+
+
+def records_ensure(*, items_sql: str, params: list) -> int:
+    """The records of these items up to date in this transaction, made where they are not
+    (`records_refresh`) unless all are known to be (`records_current`); returns how many were made."""
+    with connection.cursor() as cursor:
+        if records_current(cursor):
+            return 0
+    return records_refresh(items_sql=items_sql, params=params)
+
+
+def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000, whole: bool = False) -> int:
     """Make the records of the items `items_sql` selects (one column: item pks) and of their
     contexts that are missing or stale; returns how many were made. One transaction (a release
     build's own, in the snapshot its files are written from, or one of its own), holding the
@@ -96,13 +132,20 @@ def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> 
     found (into another), their rows read with a server-side cursor (its snapshot is its own: what
     is written meanwhile is not in it), a chunk's old records deleted, and its new ones written
     with COPY, each JSON beside its CSV field: no record is written twice (first into a temporary
-    table) nor quoted by PostgreSQL."""
+    table) nor quoted by PostgreSQL.
+
+    `whole`: `items_sql` selects every item, and the records are then known up to date
+    (`records_current`): the changes logged so far are deleted first, before any row is read,
+    so one committed while this runs stays logged; `RecordsWhole` is written last."""
     quote = connection.ops.quote_name
     made = 0
     with transaction.atomic():
         connection.ensure_connection()
         with connection.cursor() as cursor:
             records_lock(cursor)
+            cursor.execute("SELECT set_config(%s, 'on', true)", [MAKER])  # what this writes keeps them whole
+            if whole:
+                cursor.execute(f"DELETE FROM {quote(RecordsChange._meta.db_table)}")
             cursor.execute(f"CREATE TEMPORARY TABLE release_records_items (item_id) ON COMMIT DROP AS {items_sql}", params)
             cursor.execute("ANALYZE release_records_items")
             for model, before, versions, reads, source, which, make, made_columns, derived in _KINDS:
@@ -137,4 +180,9 @@ def records_refresh(*, items_sql: str, params: list, chunk_size: int = 2000) -> 
                     stale.close()
                 cursor.execute("DROP TABLE release_records_stale")
             cursor.execute("DROP TABLE release_records_items")
+            if whole:
+                cursor.execute(f"INSERT INTO {quote(RecordsWhole._meta.db_table)} (id, made_at, files) "
+                               f"VALUES (1, now(), {_source_files()}) "
+                               "ON CONFLICT (id) DO UPDATE SET made_at = excluded.made_at, files = excluded.files")
+            cursor.execute("SELECT set_config(%s, '', true)", [MAKER])  # later writes, in the same transaction, do not
     return made

@@ -132,16 +132,28 @@ def release_records_refresh() -> int:
     """Make the release records (`records`) of every item and context that has none or an outdated
     one; returns how many were made. The follow-up of an import (`tasks.release_records_refresh_task`,
     queued by the importers), so the records are made as the items arrive and the first release
-    after an import makes none (at 4M items they are most of a build's Python). PostgreSQL only:
+    after an import makes none (at 4M items they are most of a build's Python), and, until an item, a
+    context or a domain changes, checks none (`records.records_current`). PostgreSQL only:
     elsewhere the files are written by Python, from no record (0)."""
     if connection.vendor != "postgresql":
         return 0
     from . import records  # noqa: PLC0415 - PostgreSQL only
 
-    made = records.records_refresh(items_sql=f"SELECT id FROM {Item._meta.db_table}", params=[])
+    made = records.records_refresh(items_sql=f"SELECT id FROM {Item._meta.db_table}", params=[], whole=True)
     if made and not connection.in_atomic_block:
         records.records_vacuum()
     return made
+
+
+def release_records_up_to_date() -> bool:
+    """Every release record is known up to date, so a build checks none (`records.records_current`);
+    False on SQLite, which keeps none."""
+    if connection.vendor != "postgresql":
+        return False
+    from . import records  # noqa: PLC0415 - PostgreSQL only
+
+    with connection.cursor() as cursor:
+        return records.records_current(cursor)
 
 
 def release_build(*, release_id: int, portable: bool = False) -> Release:
@@ -292,8 +304,9 @@ def _report_files(*, directory: Path, release: Release, pairs: dict[int, int]) -
 def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agreement: dict[int, float | None],
               digests: dict, beside: Callable[[], dict[str, int]]) -> tuple[dict, dict[str, int], dict[str, int]]:
     """The files PostgreSQL writes (releases.copyout), hashed as they are written, in one snapshot:
-    the items files from the items' records (`records.records_refresh` makes the missing and stale
-    ones first, in the same transaction: records of the rows the files are made of), results.csv
+    the items files from the items' records (`records.records_ensure` makes the missing and stale
+    ones first, in the same transaction: records of the rows the files are made of; it checks
+    none when the import's follow-up made them all and nothing changed since), results.csv
     and judgments.csv, and the files `beside` writes (the report's), which read the database too.
     When this opens the transaction, results.csv, judgments.csv and `beside` are written on a
     second connection in the same snapshot (`SharedSnapshot`), from the start, while this one
@@ -331,7 +344,7 @@ def _copy_out(*, directory: Path, release: Release, pairs: dict[int, int], agree
         if snapshot:
             later = stack.enter_context(SharedSnapshot(cursor, prepare=_copy_settings)).submit(the_rest)
         # the records the items files are made of, made here while the other connection writes (it reads none)
-        made = records.records_refresh(items_sql=items_sql, params=list(items_params))
+        made = records.records_ensure(items_sql=items_sql, params=list(items_params))
         if made:
             logger.info("release %s: %d item records made", release.version, made)
         written = copyout.write_items(cursor, directory=directory, pairs=pairs, agreement=agreement, version=release.version)

@@ -6,31 +6,20 @@ import threading
 import time
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from annotation.authors import dialtom_import
 from annotation.models import Context, Item
 from annotation.services import RELEASE_RECORDS_TASK, contexts_import, items_import
 from dialtom_site import jobs
-from releases import records, services
-from releases.models import ContextRecord, ItemRecord, Release, ReleaseStatus
+from releases import services
+from releases.models import ContextRecord, ItemRecord, RecordsChange, RecordsWhole, Release, ReleaseStatus
 from tests.annotation.conftest import FIXTURES, write_jsonl
+from tests.releases.records_helpers import made_by_builds, maker_holding
 from tests.annotation.test_imports import context, prosp, retro
 
 RELEASE_FILES = FIXTURES / "dialtom-release"
 TABLES = [ContextRecord._meta.db_table, ItemRecord._meta.db_table]
-
-
-def _made_by_builds(monkeypatch) -> list[int]:
-    """How many records each build's `records_refresh` makes, from now on."""
-    made, refresh = [], records.records_refresh
-
-    def counted(**kwargs):
-        made.append(refresh(**kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(records, "records_refresh", counted)
-    return made
 
 
 @pytest.mark.django_db
@@ -71,13 +60,13 @@ def test_a_worker_makes_the_records_of_an_import_once_it_commits(celery_worker):
 
 
 @pytest.mark.django_db
-def test_the_first_release_after_the_records_were_made_makes_none(world, monkeypatch):
+def test_the_first_release_after_the_records_were_made_checks_none(world, monkeypatch):
     made_before = services.release_records_refresh()
     assert made_before == ItemRecord.objects.count() + ContextRecord.objects.count() > 0
-    made = _made_by_builds(monkeypatch)
+    made = made_by_builds(monkeypatch)
     release = services.release_build(release_id=services.release_create(build=False, acknowledge_warnings=True).pk)
     assert release.status == ReleaseStatus.READY and release.n_items > 0
-    assert made == [0]
+    assert made == []  # known up to date (records.records_current): not one item's versions read
 
 
 @pytest.mark.django_db(transaction=True)
@@ -86,22 +75,6 @@ def test_a_build_waits_for_a_maker_holding_the_records_and_sees_what_it_made(wor
     starts. The build's REPEATABLE READ snapshot must come after that commit: taken before it, the
     build would find every record missing and fail to write them over rows it cannot see."""
     release = services.release_create(build=False, acknowledge_warnings=True)
-    holding, go, maker = threading.Event(), threading.Event(), {}
-
-    def make_and_hold():
-        try:
-            with transaction.atomic():
-                maker["made"] = services.release_records_refresh()
-                holding.set()
-                assert go.wait(30)
-        finally:
-            holding.set()
-            connection.close()  # this thread's own
-
-    thread = threading.Thread(target=make_and_hold)
-    thread.start()
-    assert holding.wait(30) and maker.get("made", 0) > 0
-    made = _made_by_builds(monkeypatch)
     built = {}
 
     def build_release():
@@ -111,32 +84,38 @@ def test_a_build_waits_for_a_maker_holding_the_records_and_sees_what_it_made(wor
             connection.close()  # this thread's own
 
     build = threading.Thread(target=build_release)
-    build.start()
     try:
-        with connection.cursor() as cursor:  # the build waits for the records' lock
-            deadline = time.monotonic() + 30
-            waiting = False
-            while not waiting and time.monotonic() < deadline:
-                cursor.execute("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-                               "WHERE NOT l.granted AND c.relname = ANY(%s)", [TABLES])
-                waiting = cursor.fetchone()[0] > 0
-                time.sleep(0.05)
-        assert waiting, "the build did not wait for the maker"
-        assert Release.objects.get(pk=release.pk).status == ReleaseStatus.BUILDING
+        with maker_holding() as maker:  # commits as the block ends
+            assert maker["made"] > 0
+            made = made_by_builds(monkeypatch)
+            build.start()
+            with connection.cursor() as cursor:  # the build waits for the records' lock
+                deadline = time.monotonic() + 30
+                waiting = False
+                while not waiting and time.monotonic() < deadline:
+                    cursor.execute("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                                   "WHERE NOT l.granted AND c.relname = ANY(%s)", [TABLES])
+                    waiting = cursor.fetchone()[0] > 0
+                    time.sleep(0.05)
+            assert waiting, "the build did not wait for the maker"
+            assert Release.objects.get(pk=release.pk).status == ReleaseStatus.BUILDING
     finally:
-        go.set()
-        thread.join(60)
-        build.join(120)
+        if build.ident is not None:  # started
+            build.join(120)
     assert built["release"].status == ReleaseStatus.READY, built["release"].error
-    assert made == [0]  # every record the maker committed was in the build's snapshot
+    assert made == []  # what the maker committed (every record, known up to date) was in the build's snapshot
     assert ItemRecord.objects.count() + ContextRecord.objects.count() == maker["made"]
 
 
 @pytest.mark.django_db
 def test_the_records_are_a_cache_postgresql_writes_no_wal_for_and_checks_no_key_of():
+    """A crash empties the UNLOGGED records, and with them the mark that they are whole; the log of
+    changes since they were made is kept."""
+    cached = [*TABLES, RecordsWhole._meta.db_table]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)", [TABLES])
-        assert dict(cursor.fetchall()) == dict.fromkeys(TABLES, "u")
+        cursor.execute("SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)",
+                       [[*cached, RecordsChange._meta.db_table]])
+        assert dict(cursor.fetchall()) == {**dict.fromkeys(cached, "u"), RecordsChange._meta.db_table: "p"}
         cursor.execute("SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text = ANY(%s)",
                        [TABLES])
         assert cursor.fetchone()[0] == 0
