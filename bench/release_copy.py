@@ -17,7 +17,8 @@ phase in its own Python process (so its peak RSS is its own):
 - `records`: the import's follow-up alone (`services.release_records_refresh`, the records
   emptied first): what a worker spends after an import so that no build makes them;
 - `rebuild`: the same build again, with the records kept (every release once the import's
-  follow-up is done, the first included);
+  follow-up is done, the first included): after `records`, known up to date, so not checked
+  (`records.records_current`); without it, checked item by item;
 - `portable`: `release_build(portable=True)`: every file by Python, as on SQLite (the bytes are
   the same: tests/releases/test_release_copyout.py).
 
@@ -79,7 +80,7 @@ def phase_bare(directory: Path) -> dict:
     return {"rows": rows, "bytes": sum(p.stat().st_size for p in directory.iterdir())}
 
 
-STEPS = (("releases.records", "records_refresh", "records"), ("releases.copyout", "write_items", "items files"),
+STEPS = (("releases.records", "records_ensure", "records"), ("releases.copyout", "write_items", "items files"),
          ("releases.copyout", "write_results", "results.csv"), ("releases.copyout", "write_judgments", "judgments.csv"),
          ("releases.services", "_write_items", "items files (Python)"), ("releases.services", "_report_files", "report"),
          ("releases.services", "release_create", "create"), ("releases.services", "_release_items_insert", "release items"),
