@@ -4,7 +4,10 @@ from django.contrib import admin
 
 from dialtom_site.admin_base import ReadOnlyAdmin
 
-from .models import CurrentResultCell, CurrentWorkerTally, ResultCell, RunRetention, ShortResults, WorkerAccuracyTotal, WorkerAgreement, WorkerAgreementTotal
+from .models import (
+    AgreementPattern, CurrentResultCell, CurrentWorkerTally, ResultCell, RunRetention, ShortResults, WorkerAccuracyTotal, WorkerAgreement,
+    WorkerAgreementTotal,
+)
 from .models import AggregationRun, BatchResult, ItemResult, WorkerResult
 
 
@@ -38,6 +41,6 @@ class WorkerResultAdmin(ReadOnlyAdmin):
 
 
 # --- issue 23: summaries written by the aggregation job (rebuilt by `manage.py summaries_rebuild`) ---
-for _summary in (ResultCell, CurrentResultCell, RunRetention, CurrentWorkerTally, ShortResults,
+for _summary in (ResultCell, CurrentResultCell, RunRetention, CurrentWorkerTally, ShortResults, AgreementPattern,
                  WorkerAgreement, WorkerAgreementTotal, WorkerAccuracyTotal):
     admin.site.register(_summary, ReadOnlyAdmin)

@@ -219,6 +219,35 @@ class CurrentWorkerTally(models.Model):
     n = models.PositiveBigIntegerField(default=0)
 
 
+class AgreementPattern(models.Model):
+    """A succeeded run's benchmark (non-gold) items of one batch and cell (task × domain ×
+    attribute × variant) that hold the same usable judgments per choice, `c0`…`c6` in the order of
+    `selectors.AGREEMENT_CHOICES` (A, B, C, D, NOTA, NONE, MULTIPLE): how many items, and their
+    judgments. Counted from the judgments when the run becomes current (`summaries.agreement_patterns_write`),
+    so they are the ones it fitted. The study report's agreement (AC1, kappa, alpha per group and per
+    batch: `report.selectors.agreement_by_group`) is summed from these, never from the judgments:
+    three judgments over seven choices make a few patterns a cell, at most one an item."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="+")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=15)
+    domain = models.CharField(max_length=20)
+    attribute = models.CharField(max_length=20)
+    variant = models.CharField(max_length=15)
+    c0 = models.PositiveIntegerField(default=0)
+    c1 = models.PositiveIntegerField(default=0)
+    c2 = models.PositiveIntegerField(default=0)
+    c3 = models.PositiveIntegerField(default=0)
+    c4 = models.PositiveIntegerField(default=0)
+    c5 = models.PositiveIntegerField(default=0)
+    c6 = models.PositiveIntegerField(default=0)
+    items = models.PositiveIntegerField()
+    judgments = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "batch"])]
+
+
 class ShortResults(models.Model):
     """A succeeded run's results of one batch (gold excluded) per number of judgments: the
     release's `under_overlap` warning sums those under the batch's overlap (as it is now)."""

@@ -10,9 +10,10 @@ import hashlib
 
 import pandas as pd
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 
-from annotation.models import Item
+from annotation.models import Context, Item
 from verification.models import Judgment
 from verification.queue import offers_nota
 
@@ -21,6 +22,10 @@ from .models import AggregationRun, BatchResult, ItemResult
 
 BASE_CATEGORIES = ("A", "B", "C", "D", "NONE", "MULTIPLE")
 NOTA = "NOTA"
+# the choices agreement is counted over (`AgreementPattern.c0`…`c6`, in this order): a group offering
+# NOTA is rated over all seven, another over the six others (`categories_for`)
+AGREEMENT_CHOICES = (*BASE_CATEGORIES[:4], NOTA, *BASE_CATEGORIES[4:])
+AGREEMENT_CELL = ("batch", "task", "domain", "attribute", "variant")
 ITEM_COLUMNS = ["id", "item_id", "answer", "task", "attribute", "variant", "is_gold", "domain"]
 
 
@@ -64,6 +69,27 @@ def usable_judgments() -> QuerySet[Judgment]:
     if settings.DIALTOM_EXPOSED_JUDGMENTS == "exclude":
         qs = qs.filter(exposed=False)
     return qs
+
+
+def judgment_counts_per_item_sql(*, batch_ids) -> tuple[str, list]:
+    """The usable judgments on the batches' benchmark (non-gold) items, counted per item: a common
+    table expression named `per_item`, columns (item, AGREEMENT_CELL..., judgments, c0…), c_k the
+    judgments of AGREEMENT_CHOICES[k]. The judgments are counted per item alone (in item order, no
+    sort), and the item's cell joined to the counts (a row an item, not a row a judgment); a CTE's
+    column list works on SQLite too, where a derived table's column aliases do not."""
+    counts = {f"c{k}": Count("id", filter=Q(label=choice)) for k, choice in enumerate(AGREEMENT_CHOICES)}
+    sql, params = (
+        usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
+        .values("item_id").annotate(judgments=Count("id"), **counts).order_by()
+        .query.sql_with_params()
+    )
+    quote = connection.ops.quote_name
+    item, context = quote(Item._meta.db_table), quote(Context._meta.db_table)
+    columns = ", ".join(["judgments", *counts])
+    return (f"per_item (item, {', '.join(AGREEMENT_CELL)}, {columns}) AS ("
+            f"SELECT counted.item_id, i.batch_id, i.task, c.domain_id, i.attribute, i.variant, "
+            f"{', '.join(f'counted.{name}' for name in ['judgments', *counts])} FROM ({sql}) counted "
+            f"JOIN {item} i ON i.id = counted.item_id JOIN {context} c ON c.id = i.context_id)"), list(params)
 
 
 def batch_ids_audited() -> list[int]:

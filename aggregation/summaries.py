@@ -7,6 +7,8 @@ the results of every item.
   results of the same batches.
 - `CurrentWorkerTally`: per verifier, Dawid–Skene accuracy × judgments over the current runs.
 - `ShortResults`: per run × batch × number of judgments, the results (release warnings: those under k).
+- `AgreementPattern`: per run × batch × cell, the items with the same judgments per choice (the
+  study report's agreement, which a release freezes with it).
 - `BatchResult.is_current`: which run's results are a batch's current ones (`current_results_adopt`).
 - `QueueSlot.aggregated` and the verification tallies' aggregated counts (`verification.tallies`).
 
@@ -27,9 +29,10 @@ from verification.models import QueueSlot
 
 from .current import current_q, latest_succeeded_run
 from .models import (
-    AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, ItemResult, ResultCell, RunRetention, RunStatus, ShortResults,
-    WorkerResult,
+    AggregationRun, AgreementPattern, BatchResult, CurrentResultCell, CurrentWorkerTally, ItemResult, ResultCell, RunRetention,
+    RunStatus, ShortResults, WorkerResult,
 )
+from .selectors import AGREEMENT_CELL, AGREEMENT_CHOICES, judgment_counts_per_item_sql
 
 CELL_FIELDS = {"task": "item__task", "domain": "item__context__domain_id", "attribute": "item__attribute"}
 
@@ -61,6 +64,32 @@ def result_cells_write(*, run_id: int, batch_ids: Iterable[int] | None = None) -
         ShortResults(run_id=run_id, batch_id=r["batch_id"], n_judgments=r["n_judgments"], items=r["n"])
         for r in results.values("batch_id", "n_judgments").order_by().annotate(n=Count("id"))
     ], batch_size=5000)
+
+
+def agreement_patterns_write(*, run_id: int, batch_ids: Iterable[int] | None = None) -> None:
+    """(Re)write the run's agreement patterns (of these batches only, if given) from the usable
+    judgments on its batches' benchmark items: one INSERT … SELECT, no judgment through Python."""
+    patterns = AgreementPattern.objects.filter(run_id=run_id)
+    batches = set(BatchResult.objects.filter(run_id=run_id).values_list("batch_id", flat=True))
+    if batch_ids is not None:
+        batches &= set(batch_ids)
+        patterns = patterns.filter(batch_id__in=list(batch_ids))
+    patterns.delete()
+    if not batches:
+        return
+    per_item, params = judgment_counts_per_item_sql(batch_ids=sorted(batches))
+    quote = connection.ops.quote_name
+    counts = [f"c{k}" for k in range(len(AGREEMENT_CHOICES))]
+    cell = ", ".join(AGREEMENT_CELL)
+    columns = ", ".join(quote(AgreementPattern._meta.get_field(name).column)
+                        for name in ("run", *AGREEMENT_CELL, *counts, "items", "judgments"))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH {per_item} INSERT INTO {quote(AgreementPattern._meta.db_table)} ({columns}) "
+            f"SELECT %s, {cell}, {', '.join(counts)}, count(*), sum(judgments) FROM per_item "
+            f"GROUP BY {cell}, {', '.join(counts)}",
+            [*params, run_id],
+        )
 
 
 def current_results_adopt(*, run_id: int) -> list[int]:
@@ -153,6 +182,7 @@ def batches_progress_refresh(*, batch_ids: Iterable[int] | None = None) -> None:
 def runs_summaries_write(*, run: AggregationRun) -> None:
     """A run became current for its batches (in the transaction that made it so)."""
     result_cells_write(run_id=run.pk)
+    agreement_patterns_write(run_id=run.pk)
     run_retention_write(run=run)
     current_cells_rebuild()
     current_workers_rebuild()
@@ -170,6 +200,7 @@ def batches_regolded(*, item_ids: Iterable[int]) -> None:
                       .values_list("run_id", flat=True)))
     for run_id in runs:
         result_cells_write(run_id=run_id, batch_ids=batch_ids)
+        agreement_patterns_write(run_id=run_id, batch_ids=batch_ids)
     later = AggregationRun.objects.filter(pk__gte=runs[0], status=RunStatus.SUCCEEDED).order_by("pk") if runs else []
     for run in later:  # a run's change looks back at the earlier results of its batches
         run_retention_write(run=run)
@@ -177,13 +208,15 @@ def batches_regolded(*, item_ids: Iterable[int]) -> None:
 
 
 def rebuild() -> None:
-    """Every retention summary and the aggregated marks, from the results."""
+    """Every retention summary, the agreement patterns and the aggregated marks, from the results (the patterns: from the judgments)."""
     current_results_rebuild()
     ResultCell.objects.all().delete()
+    AgreementPattern.objects.all().delete()
     RunRetention.objects.all().delete()
     runs = list(AggregationRun.objects.filter(status=RunStatus.SUCCEEDED).order_by("pk"))
     for run in runs:
         result_cells_write(run_id=run.pk)
+        agreement_patterns_write(run_id=run.pk)
     if connection.vendor == "postgresql":  # the cells just written, for the statements below to be planned on
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {ResultCell._meta.db_table}")

@@ -6,9 +6,9 @@
   results of a batch, or those a release froze), pooled Gwet's AC1 with its CI and the
   range of the per-batch AC1 (the paper's "AC1 ∈ [0.88, 0.92]"), per task, task × domain,
   attribute and task × attribute. AC1 is computed over the choices the form offers the
-  group's items (`aggregation.selectors.categories_for`), from the judgments aggregation
-  reads (`usable_judgments`: the same rows a release's judgments.csv holds), summed in SQL
-  per cell (`agreement_by_group`);
+  group's items (`aggregation.selectors.categories_for`), over the judgments each batch's run
+  fitted, summed in SQL from the patterns of counts the aggregation job keeps per cell
+  (`aggregation.models.AgreementPattern`, `agreement_by_group`): no pass over the judgments;
 - evaluation: every model run and human baseline scored on the release: accuracy with
   Wilson CIs per task, domain, attribute and variant, and the paper's tests (χ² with
   Cramér's V between domains, Mann–Whitney U for Easy vs Hard, McNemar for the
@@ -25,15 +25,17 @@ from collections import defaultdict
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, FloatField, Q
+from django.db.models import FloatField
 from django.db.models.functions import Cast
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
 from aggregation.agreement import AgreementSums, summary_from_sums
-from aggregation.selectors import BASE_CATEGORIES, NOTA, categories_for, usable_judgments
-from annotation.models import Batch, Context, Item, Task, Variant
+from aggregation.current import pairs_q
+from aggregation.models import AgreementPattern
+from aggregation.selectors import AGREEMENT_CELL, AGREEMENT_CHOICES, BASE_CATEGORIES, NOTA, categories_for
+from annotation.models import Batch, Item, Task, Variant
 from dialtom_site.db.planner import jit_off
 from references.models import SimilarityRun, SimilarityRunStatus
 from releases import selectors as release_selectors
@@ -91,31 +93,10 @@ def _aggregation_run_link(run_id: int) -> str:
 # --- verification -----------------------------------------------------------------------------
 
 
-_AC1_CELL = ("batch", "task", "domain", "attribute", "variant")
+_AC1_CELL = AGREEMENT_CELL
 # the answer choices AC1 is computed over: a group offering NOTA has all seven, another the six others
 # (categories_for); NOTA judgments on items of a group without it are left out
-CHOICES = (*BASE_CATEGORIES[:4], NOTA, *BASE_CATEGORIES[4:])
-
-
-def _per_item_sql(batch_ids) -> tuple[str, list]:
-    """The judgments aggregation reads on the batches' benchmark (non-gold) items, counted per item:
-    a common table expression named `per_item`, columns (item, cell..., judgments, c0…), c_k the
-    judgments of CHOICES[k] (as floats). The judgments are counted per item alone (in item order,
-    no sort), and the item's cell joined to the counts (a row an item, not a row a judgment); a
-    CTE's column list works on SQLite too, where a derived table's column aliases do not."""
-    counts = {f"c{k}": Cast(Count("id", filter=Q(label=choice)), FloatField()) for k, choice in enumerate(CHOICES)}
-    sql, params = (
-        usable_judgments().filter(item__batch_id__in=list(batch_ids), item__is_gold=False)
-        .values("item_id").annotate(judgments=Count("id"), **counts).order_by()
-        .query.sql_with_params()
-    )
-    quote = connection.ops.quote_name
-    item, context = quote(Item._meta.db_table), quote(Context._meta.db_table)
-    columns = ", ".join(["judgments", *counts])
-    return (f"per_item (item, {', '.join(_AC1_CELL)}, {columns}) AS ("
-            f"SELECT counted.item_id, i.batch_id, i.task, c.domain_id, i.attribute, i.variant, "
-            f"{', '.join(f'counted.{name}' for name in ['judgments', *counts])} FROM ({sql}) counted "
-            f"JOIN {item} i ON i.id = counted.item_id JOIN {context} c ON c.id = i.context_id)"), list(params)
+CHOICES = AGREEMENT_CHOICES
 
 
 def _terms_sql(choices: tuple[str, ...], v: str) -> str:
@@ -183,22 +164,34 @@ def _offers_nota_sql() -> str:
 _WIDTH = {q: 6 + 4 * q + q * (q + 1) // 2 for q in (len(CHOICES), len(BASE_CATEGORIES))}
 
 
-def agreement_by_group(*, batch_ids) -> dict[str, dict[tuple, dict]]:
+def _patterns_sql(pairs: dict[int, int]) -> tuple[str, list]:
+    """SQL: a common table expression named `patterns`, the agreement patterns of the (batch → run)
+    `pairs` (`AgreementPattern`, kept by the aggregation job), columns (AC1 cell..., c0…, m,
+    judgments), the counts as floats."""
+    floats = {f"f{k}": Cast(f"c{k}", FloatField()) for k in range(len(CHOICES))}
+    sql, params = (AgreementPattern.objects.filter(pairs_q(pairs)).annotate(**floats).order_by()
+                   .values_list("batch_id", *_AC1_CELL[1:], *floats, "items", "judgments").query.sql_with_params())
+    counts = ", ".join(f"c{k}" for k in range(len(CHOICES)))
+    return f"patterns ({', '.join(_AC1_CELL)}, {counts}, m, judgments) AS ({sql})", list(params)
+
+
+def agreement_by_group(*, pairs: dict[int, int]) -> dict[str, dict[tuple, dict]]:
     """The report's agreement, summed in SQL: grouping (GROUPINGS) → group key → {"judgments",
     "summary" (`summary_from_sums`: AC1 with its SE and CI, kappa, alpha), "categories", "ac1_by_batch"
     (batch id → AC1 of the batch's part of the group, over the choices that part is offered)}.
 
-    The items are grouped by their pattern of counts per cell (batch, task, domain, attribute,
-    variant) into a temporary table: a few patterns a cell (3 judgments over 7 choices), but a cell
-    a batch holds only ~14 items, so about one pattern for two items. From it, two tables of sums:
+    Read from the runs' agreement patterns (`AgreementPattern`: the benchmark items of a cell —
+    batch, task, domain, attribute, variant — grouped by their judgments per choice, counted by the
+    aggregation job), never from the judgments: a few patterns a cell (3 judgments over 7 choices),
+    but a cell a batch holds only ~14 items, so about one pattern for two items. From them, two tables of sums:
     every sum `summary_from_sums` needs per kind (the cell without its batch: a few dozen, from the
     patterns summed over the batches, a few thousand), and only what an AC1 value needs per cell
     with its batch. Each grouping, and each grouping per batch, adds those up in SQL. What reaches
     Python is a row per group and per (group, batch): no judgment and no item, whatever the size."""
     q7, q6 = len(CHOICES), len(BASE_CATEGORIES)
-    if not batch_ids:
+    if not pairs:
         return {grouping: {} for grouping in GROUPINGS}
-    per_item, params = _per_item_sql(batch_ids)
+    stored, params = _patterns_sql(pairs)
     cell, kind, choices = ", ".join(_AC1_CELL), ", ".join(_AC1_CELL[1:]), ", ".join(f"c{k}" for k in range(q7))
     sums7 = [f"a{n}" for n in range(_WIDTH[q7])]
     sums6 = [f"b{n}" for n in range(_WIDTH[q6])]
@@ -212,8 +205,7 @@ def agreement_by_group(*, batch_ids) -> dict[str, dict[tuple, dict]]:
         jit_off(cursor)
         cursor.execute(f"""
             CREATE TEMPORARY TABLE report_agreement_patterns AS
-            WITH {per_item}
-            SELECT {cell}, {choices}, count(*) AS m, sum(judgments) AS judgments FROM per_item GROUP BY {cell}, {choices}""",
+            WITH {stored} SELECT {cell}, {choices}, m, judgments FROM patterns""",
                        params)
         cursor.execute(f"""
             CREATE TEMPORARY TABLE report_agreement_kinds AS
@@ -295,7 +287,7 @@ def _batch_range(values: dict[str, float | None]) -> dict:
 def verification_section(*, pairs: dict[int, int], release: Release | None) -> dict:
     """Retention and agreement per task, task × domain, attribute and task × attribute, and per batch."""
     cells = release_selectors.retention_cells(pairs=pairs)
-    agreement = agreement_by_group(batch_ids=pairs)
+    agreement = agreement_by_group(pairs=pairs)
     names = dict(Batch.objects.filter(pk__in=list(pairs)).values_list("id", "name"))
     section: dict = {"judgments": sum(group["judgments"] for group in agreement["by_task"].values()), "batches": []}
     for result in release_selectors.current_batch_results(pairs=pairs):
