@@ -45,8 +45,9 @@ def result_cells_write(*, run_id: int, batch_ids: Iterable[int] | None = None) -
     """(Re)write the run's cells (of these batches only, if given) from its item results."""
     results = ItemResult.objects.filter(run_id=run_id, item__is_gold=False, n_judgments__gt=0)
     cells = ResultCell.objects.filter(run_id=run_id)
-    if batch_ids is not None:
-        results, cells = results.filter(batch_id__in=list(batch_ids)), cells.filter(batch_id__in=list(batch_ids))
+    wanted = None if batch_ids is None else set(batch_ids)  # read once: an iterator would be empty the second time
+    if wanted is not None:
+        results, cells = results.filter(batch_id__in=wanted), cells.filter(batch_id__in=wanted)
     cells.delete()
     rows = (results.values("batch_id", *CELL_FIELDS.values()).order_by()
             .annotate(total=Count("id"), n_retained=Count("id", filter=Q(retained=True))))
@@ -57,8 +58,8 @@ def result_cells_write(*, run_id: int, batch_ids: Iterable[int] | None = None) -
     ], batch_size=5000)
     short = ShortResults.objects.filter(run_id=run_id)
     results = ItemResult.objects.filter(run_id=run_id, item__is_gold=False)
-    if batch_ids is not None:
-        short, results = short.filter(batch_id__in=list(batch_ids)), results.filter(batch_id__in=list(batch_ids))
+    if wanted is not None:
+        short, results = short.filter(batch_id__in=wanted), results.filter(batch_id__in=wanted)
     short.delete()
     ShortResults.objects.bulk_create([
         ShortResults(run_id=run_id, batch_id=r["batch_id"], n_judgments=r["n_judgments"], items=r["n"])
@@ -72,8 +73,9 @@ def agreement_patterns_write(*, run_id: int, batch_ids: Iterable[int] | None = N
     patterns = AgreementPattern.objects.filter(run_id=run_id)
     batches = set(BatchResult.objects.filter(run_id=run_id).values_list("batch_id", flat=True))
     if batch_ids is not None:
-        batches &= set(batch_ids)
-        patterns = patterns.filter(batch_id__in=list(batch_ids))
+        wanted = set(batch_ids)  # read once: an iterator would be empty the second time
+        batches &= wanted
+        patterns = patterns.filter(batch_id__in=wanted)
     patterns.delete()
     if not batches:
         return

@@ -93,10 +93,8 @@ def _aggregation_run_link(run_id: int) -> str:
 # --- verification -----------------------------------------------------------------------------
 
 
-_AC1_CELL = AGREEMENT_CELL
-# the answer choices AC1 is computed over: a group offering NOTA has all seven, another the six others
+# AC1 is computed over AGREEMENT_CHOICES: a group offering NOTA has all seven, another the six others
 # (categories_for); NOTA judgments on items of a group without it are left out
-CHOICES = AGREEMENT_CHOICES
 
 
 def _terms_sql(choices: tuple[str, ...], v: str) -> str:
@@ -104,7 +102,7 @@ def _terms_sql(choices: tuple[str, ...], v: str) -> str:
     whether it was rated (1, else NULL), t = 1 where rated twice (else NULL, so a product with it
     counts only those items), pa_i, r and Σ r_ik(r_ik − 1)/(r − 1) where rated twice, and its share
     of each choice."""
-    c = [f"c{CHOICES.index(k)}" for k in choices]
+    c = [f"c{AGREEMENT_CHOICES.index(k)}" for k in choices]
     r = "(" + " + ".join(c) + ")"
     pair = "(" + " + ".join(f"{x} * ({x} - 1)" for x in c) + ")"
     return ", ".join([
@@ -120,7 +118,7 @@ def _sums_sql(choices: tuple[str, ...], v: str) -> list[str]:
     of each pattern of counts and `m`, how many items have it, in the order `_sums` reads them: each
     a plain sum (NULL terms left out)."""
     q = len(choices)
-    c = [f"c{CHOICES.index(k)}" for k in choices]
+    c = [f"c{AGREEMENT_CHOICES.index(k)}" for k in choices]
     shares = [f"s{v}_{n}" for n in range(q)]
     out = [f"sum(m * rated{v})", f"sum(m * t{v})", f"sum(m * pa{v})", f"sum(m * pa{v} * pa{v})", f"sum(m * r{v})",
            f"sum(m * ao{v})"]
@@ -161,18 +159,18 @@ def _offers_nota_sql() -> str:
             + " THEN 1 ELSE 0 END") if kinds else "0"
 
 
-_WIDTH = {q: 6 + 4 * q + q * (q + 1) // 2 for q in (len(CHOICES), len(BASE_CATEGORIES))}
+_WIDTH = {q: 6 + 4 * q + q * (q + 1) // 2 for q in (len(AGREEMENT_CHOICES), len(BASE_CATEGORIES))}
 
 
 def _patterns_sql(pairs: dict[int, int]) -> tuple[str, list]:
     """SQL: a common table expression named `patterns`, the agreement patterns of the (batch → run)
     `pairs` (`AgreementPattern`, kept by the aggregation job), columns (AC1 cell..., c0…, m,
     judgments), the counts as floats."""
-    floats = {f"f{k}": Cast(f"c{k}", FloatField()) for k in range(len(CHOICES))}
+    floats = {f"f{k}": Cast(f"c{k}", FloatField()) for k in range(len(AGREEMENT_CHOICES))}
     sql, params = (AgreementPattern.objects.filter(pairs_q(pairs)).annotate(**floats).order_by()
-                   .values_list("batch_id", *_AC1_CELL[1:], *floats, "items", "judgments").query.sql_with_params())
-    counts = ", ".join(f"c{k}" for k in range(len(CHOICES)))
-    return f"patterns ({', '.join(_AC1_CELL)}, {counts}, m, judgments) AS ({sql})", list(params)
+                   .values_list("batch_id", *AGREEMENT_CELL[1:], *floats, "items", "judgments").query.sql_with_params())
+    counts = ", ".join(f"c{k}" for k in range(len(AGREEMENT_CHOICES)))
+    return f"patterns ({', '.join(AGREEMENT_CELL)}, {counts}, m, judgments) AS ({sql})", list(params)
 
 
 def agreement_by_group(*, pairs: dict[int, int]) -> dict[str, dict[tuple, dict]]:
@@ -188,18 +186,18 @@ def agreement_by_group(*, pairs: dict[int, int]) -> dict[str, dict[tuple, dict]]
     patterns summed over the batches, a few thousand), and only what an AC1 value needs per cell
     with its batch. Each grouping, and each grouping per batch, adds those up in SQL. What reaches
     Python is a row per group and per (group, batch): no judgment and no item, whatever the size."""
-    q7, q6 = len(CHOICES), len(BASE_CATEGORIES)
+    q7, q6 = len(AGREEMENT_CHOICES), len(BASE_CATEGORIES)
     if not pairs:
         return {grouping: {} for grouping in GROUPINGS}
     stored, params = _patterns_sql(pairs)
-    cell, kind, choices = ", ".join(_AC1_CELL), ", ".join(_AC1_CELL[1:]), ", ".join(f"c{k}" for k in range(q7))
+    cell, kind, choices = ", ".join(AGREEMENT_CELL), ", ".join(AGREEMENT_CELL[1:]), ", ".join(f"c{k}" for k in range(q7))
     sums7 = [f"a{n}" for n in range(_WIDTH[q7])]
     sums6 = [f"b{n}" for n in range(_WIDTH[q6])]
     values = [f"v{n}" for n in range(3 + q7 + 3 + q6)]
-    sums = ", ".join(f"{sql} AS {name}" for sql, name in zip(_sums_sql(CHOICES, "7") + _sums_sql(BASE_CATEGORIES, "6"),
+    sums = ", ".join(f"{sql} AS {name}" for sql, name in zip(_sums_sql(AGREEMENT_CHOICES, "7") + _sums_sql(BASE_CATEGORIES, "6"),
                                                                 sums7 + sums6))
     value_sums = ", ".join(f"{sql} AS {name}" for sql, name in zip(
-        _value_sums_sql(CHOICES, "7") + _value_sums_sql(BASE_CATEGORIES, "6"), values))
+        _value_sums_sql(AGREEMENT_CHOICES, "7") + _value_sums_sql(BASE_CATEGORIES, "6"), values))
     out: dict[str, dict[tuple, dict]] = {grouping: {} for grouping in GROUPINGS}
     with transaction.atomic(), connection.cursor() as cursor:
         jit_off(cursor)
@@ -211,13 +209,13 @@ def agreement_by_group(*, pairs: dict[int, int]) -> dict[str, dict[tuple, dict]]
             CREATE TEMPORARY TABLE report_agreement_kinds AS
             WITH patterns AS (SELECT {kind}, {choices}, sum(m) AS m, sum(judgments) AS judgments
                               FROM report_agreement_patterns GROUP BY {kind}, {choices}),
-            terms AS MATERIALIZED (SELECT {kind}, judgments, m, {choices}, {_terms_sql(CHOICES, "7")},
+            terms AS MATERIALIZED (SELECT {kind}, judgments, m, {choices}, {_terms_sql(AGREEMENT_CHOICES, "7")},
                                           {_terms_sql(BASE_CATEGORIES, "6")} FROM patterns)
             SELECT {kind}, {_offers_nota_sql()} AS nota, sum(judgments) AS judgments, {sums}
             FROM terms GROUP BY {kind}""")
         cursor.execute(f"""
             CREATE TEMPORARY TABLE report_agreement_parts AS
-            WITH terms AS (SELECT {cell}, m, {_terms_sql(CHOICES, "7")}, {_terms_sql(BASE_CATEGORIES, "6")}
+            WITH terms AS (SELECT {cell}, m, {_terms_sql(AGREEMENT_CHOICES, "7")}, {_terms_sql(BASE_CATEGORIES, "6")}
                            FROM report_agreement_patterns)
             SELECT {cell}, {_offers_nota_sql()} AS nota, {value_sums} FROM terms GROUP BY {cell}""")
         for grouping, keys in GROUPINGS.items():
@@ -231,7 +229,7 @@ def agreement_by_group(*, pairs: dict[int, int]) -> dict[str, dict[tuple, dict]]
                 vector, q = (vector[:_WIDTH[q7]], q7) if nota else (vector[_WIDTH[q7]:], q6)
                 out[grouping][tuple(row[:width])] = {
                     "judgments": int(row[width + 1] or 0), "summary": summary_from_sums(_sums(vector, q)),
-                    "categories": list(CHOICES if nota else BASE_CATEGORIES), "ac1_by_batch": {},
+                    "categories": list(AGREEMENT_CHOICES if nota else BASE_CATEGORIES), "ac1_by_batch": {},
                 }
             # a row per batch and group (200k at 4M items), read from a cursor on the server a few
             # thousand at a time: a client's cursor holds the whole result
