@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import itertools
-import math
+import json
 from collections import defaultdict
 
 import numpy as np
@@ -47,6 +47,7 @@ from scoring.models import BaselineRun, ModelRun, ScoreStatus
 from . import bertscore, stats
 
 REPORT_FORMAT = 1
+REPORT_FILES = ("report.json", "report.tex")  # frozen into a release as it is built (`services`)
 GROUPINGS = {
     "by_task": ("task",),
     "by_task_domain": ("task", "domain"),
@@ -234,10 +235,11 @@ def agreement_by_group(*, pairs: dict[int, int]) -> dict[str, dict[tuple, dict]]
             # a row per batch and group (200k at 4M items), read from a cursor on the server a few
             # thousand at a time: a client's cursor holds the whole result
             with connection.chunked_cursor() as parts:
-                parts.execute(f"SELECT batch, {', '.join(keys)}, max(nota), {', '.join(f'sum({x})' for x in values)} "
+                parts.execute(f"SELECT batch, {', '.join(keys)}, max(nota), "
+                              f"{', '.join(f'coalesce(sum({x}), 0)' for x in values)} "
                               f"FROM report_agreement_parts GROUP BY batch, {', '.join(keys)}")
                 while rows := parts.fetchmany(10_000):
-                    ac1s = _ac1_values(np.array([[float(v or 0) for v in row[width + 2:]] for row in rows]),
+                    ac1s = _ac1_values(np.array([row[width + 2:] for row in rows], dtype=float),
                                        np.array([bool(row[width + 1]) for row in rows]), q7=q7, q6=q6)
                     for part, ac1 in zip(rows, ac1s):
                         out[grouping][tuple(part[1:width + 1])]["ac1_by_batch"][part[0]] = ac1
@@ -248,17 +250,21 @@ def agreement_by_group(*, pairs: dict[int, int]) -> dict[str, dict[tuple, dict]]
 
 def _ac1_values(values: np.ndarray, nota: np.ndarray, *, q7: int, q6: int) -> list[float | None]:
     """AC1 (its value only) of each row of (n, n2, Σ pa_i, shares…) over seven choices then over
-    six, taking the seven where `nota`: `summary_from_sums(...)["ac1"]` at once for many parts."""
-    out = []
-    for row, offers in zip(values, nota):
-        row, q = (row[:3 + q7], q7) if offers else (row[3 + q7:], q6)
-        n, n2, pa = row[0], row[1], row[2]
-        if n == 0 or n2 == 0:
-            out.append(None)
-            continue
-        pi = row[3:3 + q] / n
-        pe = float((pi * (1 - pi)).sum() / (q - 1))
-        out.append(None if math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-15) else float((pa / n2 - pe) / (1 - pe)))
+    six, taking the seven where `nota`: `summary_from_sums(...)["ac1"]` at once for many parts,
+    row by row in numpy (None where a part has no item rated twice, or chance agreement is 1)."""
+    out: list[float | None] = [None] * len(values)
+    for offers, q, at in ((True, q7, 0), (False, q6, 3 + q7)):
+        rows = np.flatnonzero(nota == offers)
+        part = values[rows, at:at + 3 + q]
+        n, n2, pa = part[:, 0], part[:, 1], part[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pi = part[:, 3:] / n[:, None]
+            pe = (pi * (1 - pi)).sum(axis=1) / (q - 1)
+            ac1 = (pa / n2 - pe) / (1 - pe)
+        defined = (n != 0) & (n2 != 0) & ~np.isclose(pe, 1.0, rtol=0.0, atol=1e-15)
+        for row, ok, value in zip(rows.tolist(), defined.tolist(), ac1.tolist()):
+            if ok:
+                out[row] = value
     return out
 
 
@@ -453,11 +459,31 @@ def references_section() -> dict:
 # --- the whole report -------------------------------------------------------------------------
 
 
+def frozen_verification(*, release: Release) -> dict | None:
+    """The verification section a ready release froze in its report.json as it was built (the
+    results it froze never change, so neither does their verification), or None where it holds
+    none in this report format (a release built before the report was, or its file gone)."""
+    try:
+        path, _ = release_selectors.release_file(release=release, name=REPORT_FILES[0])
+    except KeyError:
+        return None
+    with open(path, encoding="utf-8") as handle:
+        frozen = json.load(handle)
+    if frozen.get("format") != REPORT_FORMAT or frozen.get("release") != release.version:
+        return None
+    return frozen.get("verification")
+
+
 def study_report(*, release: Release | None = None, pairs: dict[int, int] | None = None) -> dict:
     """The study report of a release (its frozen results, the runs scored on it) or, without
-    one, of the current results with the runs scored on the latest ready release."""
-    if pairs is None:
-        pairs = release_pairs(release=release) if release is not None else release_selectors.current_batch_runs()
+    one, of the current results with the runs scored on the latest ready release. A ready
+    release's verification is read from its report.json (`frozen_verification`), not counted
+    again; given `pairs` (the build, writing that file), it is counted from them."""
+    verification = frozen_verification(release=release) if release is not None and pairs is None else None
+    if verification is None:
+        if pairs is None:
+            pairs = release_pairs(release=release) if release is not None else release_selectors.current_batch_runs()
+        verification = verification_section(pairs=pairs, release=release)
     evaluated = release if release is not None else latest_ready_release()
     return {
         "format": REPORT_FORMAT,
@@ -470,7 +496,7 @@ def study_report(*, release: Release | None = None, pairs: dict[int, int] | None
             "dashboard": reverse("dashboard:index"),
             "leaderboard": reverse("leaderboard"),
         },
-        "verification": verification_section(pairs=pairs, release=release),
+        "verification": verification,
         "evaluation": evaluation_section(release=evaluated),
         "references": references_section(),
     }

@@ -53,6 +53,12 @@ def in_study(study, db):
     return study
 
 
+@pytest.fixture(autouse=True)
+def _the_studys_release_root(settings, study):
+    """The study's release was built under the module's own root: its files are read from there."""
+    settings.RELEASE_ROOT = Path(study.release.files["report.json"]["path"]).parent.parent
+
+
 # --- an independent recomputation ---------------------------------------------------------------
 
 
@@ -302,8 +308,64 @@ def test_the_release_freezes_the_report(in_study):
     frozen = json.loads((folder / "report.json").read_text())
     assert frozen["release"] == "v1" and frozen["evaluation"]["runs"] == []  # built before any run was scored on it
     assert "no model run" in frozen["evaluation"]["note"]
-    assert frozen["verification"] == json.loads(json.dumps(study_report(release=in_study.release)["verification"]))
+    assert frozen["verification"] == json.loads(json.dumps(_counted_again(in_study.release)))
     assert (folder / "report.tex").read_text().startswith(r"\documentclass")
+    assert study_report(release=in_study.release)["verification"] == frozen["verification"]
+
+
+def _counted_again(release):
+    from report.selectors import release_pairs, verification_section
+
+    return verification_section(pairs=release_pairs(release=release), release=release)
+
+
+def _statements(call):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        result = call()
+    return result, " ".join(q["sql"] for q in queries.captured_queries)
+
+
+def test_a_release_s_report_reads_the_verification_it_froze_not_the_results_again(in_study, client):
+    """A ready release's page, API and report read its verification from report.json (flat at any
+    size): no agreement pattern, result or judgment is read; the numbers are those counted again."""
+    from report.selectors import study_report
+
+    report, sql = _statements(lambda: study_report(release=in_study.release))
+    assert report["verification"] == json.loads(json.dumps(_counted_again(in_study.release)))
+    for table in ("aggregation_agreementpattern", "aggregation_itemresult", "verification_judgment"):
+        assert table not in sql, table
+    staff = StaffFactory(username="report-frozen")
+    client.force_login(staff)
+    page, sql = _statements(lambda: client.get("/report/?release=v1"))
+    assert page.status_code == 200 and "aggregation_agreementpattern" not in sql
+    body, sql = _statements(lambda: api_for(staff).get("/api/v1/study-report/?release=v1").json())
+    assert body["verification"] == report["verification"] and "aggregation_agreementpattern" not in sql
+
+
+def test_a_release_without_a_frozen_report_is_counted_from_its_results(in_study):
+    """A release built before the report was frozen into releases (or whose report.json is of
+    another format or release) is counted from its frozen results, as before."""
+    from releases.models import Release
+    from report.selectors import study_report
+
+    release = Release.objects.get(pk=in_study.release.pk)
+    release.manifest = {**release.manifest, "files": {k: v for k, v in release.manifest["files"].items() if k != "report.json"}}
+    release.save(update_fields=["manifest"])
+    report, sql = _statements(lambda: study_report(release=release))
+    assert "aggregation_agreementpattern" in sql
+    assert report["verification"] == _counted_again(release)
+    folder = Path(in_study.release.files["report.json"]["path"]).parent
+    release = Release.objects.get(pk=in_study.release.pk)
+    kept = (folder / "report.json").read_text()
+    try:
+        (folder / "report.json").write_text(json.dumps({**json.loads(kept), "format": 0}))
+        report, sql = _statements(lambda: study_report(release=release))
+        assert "aggregation_agreementpattern" in sql
+    finally:
+        (folder / "report.json").write_text(kept)
 
 
 def _tex_engine():
@@ -428,3 +490,4 @@ def test_the_reports_agreement_summed_in_sql_is_the_agreement_of_each_groups_mat
                 assert row["ac1_batches"]["min"] == pytest.approx(min(defined.values()), abs=1e-12)
                 assert row["ac1_batches"]["max"] == pytest.approx(max(defined.values()), abs=1e-12)
             assert row["ac1_batches"]["n"] == len(defined)
+
