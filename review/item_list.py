@@ -24,6 +24,10 @@ COUNT_CAP = 10_000
 # a count's time budget (ms): a combination of filters matching a few thousand items spread over
 # millions cannot be counted from an index; past the budget the page shows the planner's estimate
 COUNT_BUDGET_MS = settings.DIALTOM_ITEM_COUNT_BUDGET_MS
+# nor is a count tried whose plan PostgreSQL estimates above this cost (its planner's units, about
+# a page read from the cache: ~3 µs a unit measured at 400k; a count that stops at 10,001 rows of
+# an index costs ~360, one over a posterior range, a domain and an attribute ~17,500 and 48 ms)
+COUNT_MAX_COST = settings.DIALTOM_ITEM_COUNT_MAX_COST
 # a page whose count ran out of its budget shows the estimate and asks for the exact count
 # after it has loaded (`/review/items-count/`), with this longer budget
 COUNT_LATER_BUDGET_MS = settings.DIALTOM_ITEM_COUNT_LATER_BUDGET_MS
@@ -95,12 +99,27 @@ class _Counted(Exception):
         self.n = n
 
 
-def bounded_count(queryset: QuerySet, *, budget_ms: int) -> tuple[int, bool]:
-    """(rows of `queryset`, whether that is the planner's estimate): counted exactly when PostgreSQL
-    does it within `budget_ms` (statement_timeout, set in a savepoint that is always rolled back,
-    so the connection's own setting is untouched), else the estimate of its plan (EXPLAIN)."""
+def _plan(queryset: QuerySet) -> dict:
+    """The top node of PostgreSQL's plan for the rows of `queryset` (EXPLAIN, not run)."""
+    sql, params = queryset.values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return plan[0]["Plan"]
+
+
+def bounded_count(queryset: QuerySet, *, budget_ms: int, max_cost: float | None = None) -> tuple[int, bool]:
+    """(rows of `queryset`, whether that is the planner's estimate). First the plan (EXPLAIN): where
+    its estimated cost is over `max_cost` (a filter matching few items spread over millions, which
+    no index can count) the estimate, not counted; else counted exactly when PostgreSQL does it
+    within `budget_ms` (statement_timeout, set in a savepoint that is always rolled back, so the
+    connection's own setting is untouched), past which the estimate too."""
     if connection.vendor != "postgresql":
         return queryset.count(), False
+    plan = _plan(queryset)
+    if max_cost is not None and plan["Total Cost"] > max_cost:
+        return int(plan["Plan Rows"]), True
     try:
         with transaction.atomic():
             with connection.cursor() as cursor:
@@ -111,19 +130,17 @@ def bounded_count(queryset: QuerySet, *, budget_ms: int) -> tuple[int, bool]:
     except OperationalError as exc:
         if getattr(exc.__cause__, "sqlstate", None) != _QUERY_CANCELED:
             raise
-    sql, params = queryset.values("pk").query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
-        plan = cursor.fetchone()[0]
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    return int(plan[0]["Plan"]["Plan Rows"]), True
+    return int(plan["Plan Rows"]), True
 
 
-def items_count(rows: QuerySet[ItemSummary], *, budget_ms: int | None = None) -> tuple[int, bool, bool]:
+def items_count(rows: QuerySet[ItemSummary], *, later: bool = False) -> tuple[int, bool, bool]:
     """(how many, whether there are more than COUNT_CAP, whether it is an estimate): one count
-    reading at most COUNT_CAP + 1 index entries, within COUNT_BUDGET_MS (in a savepoint, see
-    `bounded_count`); past it the planner's estimate (one EXPLAIN more)."""
-    n, estimated = bounded_count(rows.order_by()[: COUNT_CAP + 1], budget_ms=COUNT_BUDGET_MS if budget_ms is None else budget_ms)
+    reading at most COUNT_CAP + 1 index entries, within COUNT_BUDGET_MS and COUNT_MAX_COST (see
+    `bounded_count`), or `later` (asked for once a page showing an estimate has loaded) within
+    COUNT_LATER_BUDGET_MS whatever its cost."""
+    capped = rows.order_by()[: COUNT_CAP + 1]
+    n, estimated = (bounded_count(capped, budget_ms=COUNT_LATER_BUDGET_MS) if later
+                    else bounded_count(capped, budget_ms=COUNT_BUDGET_MS, max_cost=COUNT_MAX_COST))
     return min(n, COUNT_CAP), n > COUNT_CAP, estimated
 
 
@@ -145,7 +162,7 @@ def _key(row: ItemSummary, column: str | None):
 
 def item_list_count(*, filters: dict) -> tuple[int, bool, bool]:
     """The count a page could not make within its budget, asked for once the page has loaded."""
-    return items_count(items_filtered(filters=filters), budget_ms=COUNT_LATER_BUDGET_MS)
+    return items_count(items_filtered(filters=filters), later=True)
 
 
 def item_page(*, filters: dict, count: bool = True) -> ItemPage:

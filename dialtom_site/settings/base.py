@@ -358,7 +358,10 @@ DIALTOM_READER_RUNS_PER_DAY = int(env("DIALTOM_READER_RUNS_PER_DAY", "5"))
 # The item list's total (review.item_list): counted exactly within this many milliseconds, past
 # which the page shows PostgreSQL's estimate and says so, and asks for the exact count once it
 # has loaded (/review/items-count/), which may take up to the second budget.
+# A count whose plan PostgreSQL estimates to cost more than DIALTOM_ITEM_COUNT_MAX_COST (its
+# planner's units) is not tried on the page at all: the estimate at once, the exact count later.
 DIALTOM_ITEM_COUNT_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_BUDGET_MS", "10"))
+DIALTOM_ITEM_COUNT_MAX_COST = float(env("DIALTOM_ITEM_COUNT_MAX_COST", "5000"))
 DIALTOM_ITEM_COUNT_LATER_BUDGET_MS = int(env("DIALTOM_ITEM_COUNT_LATER_BUDGET_MS", "3000"))
 
 LOGGING = {

@@ -141,14 +141,38 @@ def test_a_count_past_its_time_budget_is_the_planners_estimate_and_says_so(world
     assert timeout() == before and ItemSummary.objects.count() == 24  # the connection goes on as it was
 
 
+def test_a_count_whose_plan_costs_more_than_its_ceiling_is_not_tried(world, client, staff, monkeypatch):
+    """A count PostgreSQL's plan says would cost more than COUNT_MAX_COST is not run on the page (it
+    would only burn its budget): the plan's estimate at once, in one statement; the page then asks
+    for the exact count, which has no ceiling."""
+    import re
+    from html import unescape
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        n, estimated = item_list.bounded_count(ItemSummary.objects.all(), budget_ms=10_000, max_cost=0)
+    assert estimated is True and n >= 1
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["EXPLAIN"]
+    assert item_list.bounded_count(ItemSummary.objects.all(), budget_ms=10_000, max_cost=1e9) == (24, False)
+    monkeypatch.setattr(item_list, "COUNT_MAX_COST", 0)
+    client.force_login(staff)
+    html = client.get(reverse("review:items"), {"batch": "mi-b01"}).content.decode()
+    assert "about" in html and "estimate" in html
+    later = unescape(re.search(r'hx-get="([^"]+)"', html).group(1))
+    fragment = client.get(later).content.decode()
+    assert "12 items" in fragment and "about" not in fragment
+
+
 def test_an_estimated_count_reads_about_on_the_page_and_in_the_api(world, client, staff, monkeypatch):
-    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (1234, True))
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms, max_cost=None: (1234, True))
     client.force_login(staff)
     html = client.get(reverse("review:items"), {"batch": "mi-b01"}).content.decode()
     assert "about 1,234 items" in html and "estimate" in html
     body = api_for(staff).get("/api/v1/items/", {"batch": "mi-b01"}).json()
     assert (body["count"], body["count_capped"], body["count_estimated"]) == (1234, False, True)
-    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (12_000, True))
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms, max_cost=None: (12_000, True))
     assert "about 10,000+ items" in client.get(reverse("review:items")).content.decode()
 
 
@@ -161,7 +185,7 @@ def test_an_estimated_page_asks_for_the_exact_count_once_it_has_loaded(world, cl
     real = item_list.bounded_count
     budgets = []
 
-    def page_too_slow(queryset, budget_ms):
+    def page_too_slow(queryset, budget_ms, max_cost=None):
         budgets.append(budget_ms)
         return (1234, True) if budget_ms == item_list.COUNT_BUDGET_MS else real(queryset, budget_ms=budget_ms)
 
@@ -176,7 +200,7 @@ def test_an_estimated_page_asks_for_the_exact_count_once_it_has_loaded(world, cl
     assert "12 items" in fragment and "about" not in fragment and "hx-get" not in fragment  # mi-b01 holds 12
 
     # past the longer budget too: still the estimate, said so, and not asked for again
-    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (1234, True))
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms, max_cost=None: (1234, True))
     fragment = client.get(later).content.decode()
     assert "about 1,234 items" in fragment and "hx-get" not in fragment and "took over" in fragment
     assert client.get(reverse("review:items-count"), {"posterior_min": "2"}).status_code == 400
@@ -187,8 +211,8 @@ def test_an_estimated_page_asks_for_the_exact_count_once_it_has_loaded(world, cl
 def test_the_page_lists_sorts_and_pages_in_a_fixed_number_of_statements(world, client, staff, django_assert_max_num_queries):
     client.force_login(staff)
     url = reverse("review:items")
-    # session, user, batch, the count (in a savepoint with its time budget: 5), page, its items
-    with django_assert_max_num_queries(10):
+    # session, user, batch, the count's plan, the count (in a savepoint with its time budget: 5), page, its items
+    with django_assert_max_num_queries(11):
         response = client.get(url, {"batch": "mi-b01", "sort": "judgments", "dir": "desc", "size": 5})
     assert response.status_code == 200
     html = response.content.decode()
