@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, Min, Q, Sum, Window
+from django.db.models import Count, F, Min, Q, Sum
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
+
+from dialtom_site.paging import Page, paged
 
 from accounts.models import Role, User
 from aggregation.models import AggregationRun, BatchResult, CurrentResultCell, CurrentWorkerTally, RunRetention
@@ -28,63 +30,6 @@ def _ratio(num, den):
 # --- Progress -----------------------------------------------------------------------------
 
 PAGE_SIZE = 25  # rows of the batch and people tables a page
-
-
-@dataclass
-class Page:
-    """One page of a table: `number` (from 1), `pages`, `total` rows."""
-
-    number: int
-    pages: int
-    total: int
-
-    @property
-    def previous(self) -> int | None:
-        return self.number - 1 if self.number > 1 else None
-
-    @property
-    def next(self) -> int | None:
-        return self.number + 1 if self.number < self.pages else None
-
-
-def _page_number(number) -> int:
-    """The page asked for (from 1; anything else: 1), before it is held to the last page."""
-    try:
-        return max(1, int(number))
-    except (TypeError, ValueError):
-        return 1
-
-
-def _page(number, total: int) -> tuple[Page, int, int]:
-    pages = max(1, -(-total // PAGE_SIZE))
-    number = min(_page_number(number), pages)
-    return Page(number, pages, total), (number - 1) * PAGE_SIZE, number * PAGE_SIZE
-
-
-def _paged(queryset, number, *, counted_by=None) -> tuple[Page, list]:
-    """A page of `queryset` (ordered) with its Page, in one statement: the total is a window count
-    over all the rows (`COUNT(*) OVER ()`, computed before the LIMIT), so no separate count. Two
-    statements when the page asked for holds no row (no rows at all, or a page past the last: the
-    last page is shown). Rows come without the count (a values_list row loses its last column).
-
-    `counted_by`: a queryset of as many rows that counts from an index alone: then the total is its
-    count and the page a LIMIT that stops at its rows (two statements, each of a page's cost),
-    where the window would read every row of the table at every load (7,938 batches at 4M items)."""
-    if counted_by is not None:
-        pager, lo, hi = _page(number, counted_by.count())
-        return pager, (list(queryset[lo:hi]) if pager.total else [])
-    number = _page_number(number)
-    lo = (number - 1) * PAGE_SIZE
-    rows = list(queryset.annotate(page_total=Window(Count("*")))[lo:lo + PAGE_SIZE])
-    if rows:
-        first = rows[0]
-        if isinstance(first, tuple):
-            total, rows = first[-1], [row[:-1] for row in rows]
-        else:
-            total = first.page_total
-        return _page(number, total)[0], rows  # the page holds rows: it is not past the last
-    pager, lo, hi = _page(number, queryset.count())
-    return pager, (list(queryset[lo:hi]) if pager.total else [])
 
 
 TALLY_SUMS = ("items", "judged_items", "complete_items", "done", "judgments", "exposed", "agg_items", "agg_judged", "agg_complete")
@@ -170,7 +115,7 @@ def progress_by_batch(*, window_days: int = 7, page=1) -> dict:
         chosen = list(batches)
         pager = Page(1, 1, len(chosen))
     else:
-        pager, chosen = _paged(batches, page, counted_by=Batch.objects.all())
+        pager, chosen = paged(batches, page, counted_by=Batch.objects.all(), size=PAGE_SIZE)
     ids = [r[0] for r in chosen]
     per_batch = {
         r["batch_id"]: r
@@ -258,7 +203,7 @@ def adaptive_overlap_by_batch(*, batch_ids=None) -> list[dict]:
 
 def batches_page(*, page=1) -> dict:
     """(id, name) of a page of batches, by name (2 queries: their count, the page)."""
-    pager, rows = _paged(Batch.objects.order_by("name").values_list("pk", "name"), page, counted_by=Batch.objects.all())
+    pager, rows = paged(Batch.objects.order_by("name").values_list("pk", "name"), page, counted_by=Batch.objects.all(), size=PAGE_SIZE)
     return {"rows": rows, "page": pager}
 
 
@@ -365,7 +310,7 @@ def agreement_overview(*, page=1, groups: bool = True) -> dict:
         results = list(results)
         pager.total = len(results)
     else:
-        pager, results = _paged(results, page, counted_by=current)
+        pager, results = paged(results, page, counted_by=current, size=PAGE_SIZE)
     results = list(results)
     batches = [
         {
@@ -510,7 +455,7 @@ def verifier_stats(*, page=None) -> list[dict] | dict:
     pager = None
     people = people.only("id", "username", "excluded_from_aggregation")
     if page is not None:
-        pager, people = _paged(people, page)
+        pager, people = paged(people, page, size=PAGE_SIZE)
     people = list(people)
     ids = [p.id for p in people]
     stats = {t.verifier_id: t for t in VerifierTally.objects.filter(verifier_id__in=ids)}

@@ -41,6 +41,10 @@ class Release(JobFields):
         default=list, blank=True, help_text="what a reader should know about its data: [{code, batch, message}]"
     )
     warnings_acknowledged = models.BooleanField(default=False, help_text="its creator was shown the warnings and went on")
+    summary = models.JSONField(
+        default=dict, blank=True,
+        help_text="what the release pages show of the manifest, small at any size (`manifest_summary`)",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -54,6 +58,48 @@ class Release(JobFields):
     @property
     def is_ready(self) -> bool:
         return self.status == ReleaseStatus.READY
+
+
+# the manifest's lists that grow with the data (a row a batch, a row a staff decision): kept a row each
+# (ManifestRow) for the release's page to show a page at a time
+MANIFEST_LISTS = ("agreement", "adjudications")
+
+
+def manifest_summary(manifest: dict) -> dict:
+    """What the release pages show of a manifest, a few hundred bytes whatever its size (the manifest
+    of a release of 4M items is 3.8 MB of JSON, ~85 ms to decode): its counts, overall retention, the
+    files it lists (name → sha256, bytes, rows), and the length of each of MANIFEST_LISTS."""
+    return {
+        "counts": manifest.get("counts") or {},
+        "retention_overall": (manifest.get("retention") or {}).get("overall"),
+        "files": manifest.get("files") or {},
+        **{name: len(manifest.get(name) or []) for name in MANIFEST_LISTS},
+    }
+
+
+class ManifestRow(models.Model):
+    """One entry of one of a release's MANIFEST_LISTS, as the manifest holds it, at its position
+    there (from 0): written with the release, so its page reads a page of them by index."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="manifest_rows",
+                                db_index=False)  # the unique (release, kind, position) index serves it
+    kind = models.CharField(max_length=20, choices=[(name, name) for name in MANIFEST_LISTS], help_text="which list")
+    position = models.PositiveIntegerField()
+    row = models.JSONField()
+
+    class Meta:
+        ordering = ["release", "kind", "position"]
+        constraints = [models.UniqueConstraint(fields=["release", "kind", "position"], name="manifestrow_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.release_id}: {self.kind}[{self.position}]"
+
+
+def manifest_rows(release_id: int, manifest: dict):
+    """The ManifestRows of a manifest (unsaved), every list in order."""
+    for name in MANIFEST_LISTS:
+        for position, row in enumerate(manifest.get(name) or []):
+            yield ManifestRow(release_id=release_id, kind=name, position=position, row=row)
 
 
 class ReleaseItem(models.Model):

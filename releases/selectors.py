@@ -9,9 +9,10 @@ from aggregation.current import current_q, pairs_q
 from aggregation.models import AggregationRun, BatchResult, ItemResult, ResultCell, ShortResults
 from annotation.models import Batch, Domain
 from dialtom_site.db.collation import code_points
+from dialtom_site.paging import Page, page_bounds
 from review.selectors import adjudicated, release_rows
 
-from .models import Release, ReleaseStatus
+from .models import ManifestRow, Release, ReleaseStatus
 
 
 def current_batch_runs() -> dict[int, int]:
@@ -227,22 +228,32 @@ def runs_for(*, run_ids) -> list[AggregationRun]:
     return list(AggregationRun.objects.filter(id__in=set(run_ids)).order_by("id"))
 
 
+# Releases are read without their manifest (`Release.summary` holds what the pages show of it): at
+# 4M items it is 3.8 MB of JSON, ~85 ms to decode; read where asked for (the API, its download)
 def releases_list() -> QuerySet[Release]:
-    return Release.objects.select_related("created_by").order_by("-created_at", "-id")
+    return Release.objects.select_related("created_by").defer("manifest").order_by("-created_at", "-id")
 
 
 def release_get(*, version: str) -> Release:
-    return Release.objects.get(version=version)
+    return Release.objects.defer("manifest").get(version=version)
 
 
 def release_ready_get(*, version: str) -> Release:
-    return Release.objects.get(version=version, status=ReleaseStatus.READY)
+    return Release.objects.defer("manifest").get(version=version, status=ReleaseStatus.READY)
+
+
+def manifest_rows_page(*, release: Release, kind: str, page=1) -> tuple[Page, list[dict]]:
+    """A page of one of a release's MANIFEST_LISTS (its per-batch agreement, its staff decisions),
+    as the manifest holds them: one statement on an index, whatever the size of the list."""
+    pager, lo, hi = page_bounds(page, int(release.summary.get(kind) or 0))
+    rows = ManifestRow.objects.filter(release=release, kind=kind, position__gte=lo, position__lt=hi)
+    return pager, list(rows.order_by("position").values_list("row", flat=True)) if pager.total else []
 
 
 def release_files(*, release: Release) -> list[tuple[str, dict]]:
     """Every file of a ready release, as its manifest lists them (name, {sha256, bytes, rows}),
     manifest.json last (its own checksum is in `Release.files`, not in itself)."""
-    listed = dict((release.manifest or {}).get("files") or {})
+    listed = dict(release.summary.get("files") or {})
     if "manifest.json" in release.files:
         listed["manifest.json"] = {"sha256": release.files["manifest.json"].get("sha256")}
     return sorted(listed.items(), key=lambda kv: (kv[0] == "manifest.json", kv[0]))

@@ -26,7 +26,7 @@ from verification.selectors import overlap_allocation
 from review.selectors import adjudications_in_force
 
 from . import export, selectors
-from .models import VERSION_PATTERN, Release, ReleaseItem, ReleaseStatus
+from .models import VERSION_PATTERN, ManifestRow, Release, ReleaseItem, ReleaseStatus, manifest_rows, manifest_summary
 
 logger = logging.getLogger(__name__)
 
@@ -184,9 +184,11 @@ def release_build(*, release_id: int, portable: bool = False) -> Release:
             n_items=manifest["items"],
             files=files,
             manifest=manifest,
+            summary=manifest_summary(manifest),
             warnings=manifest["warnings"],
         ):  # a worker taken for dead that comes back: a later attempt owns the release now
             raise RuntimeError(f"attempt {release.attempts} of release {release.version} was superseded")
+        ManifestRow.objects.bulk_create(manifest_rows(release.pk, manifest), batch_size=2000)
         tmp.rename(final)
 
     try:

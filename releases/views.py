@@ -34,14 +34,20 @@ def release_list(request):
 
 @login_required
 def release_detail(request, version):
+    """A release's counts, files and checksums, and its per-batch agreement and staff decisions a
+    page at a time (`?agreement=N`, `?decisions=N`): the same few statements at any size."""
     release = _release(request, version, ready=False)
-    manifest = release.manifest or {}
+    agreement_page, agreement = selectors.manifest_rows_page(release=release, kind="agreement",
+                                                             page=request.GET.get("agreement"))
+    decisions_page, decisions = selectors.manifest_rows_page(release=release, kind="adjudications",
+                                                             page=request.GET.get("decisions"))
     return render(request, "releases/detail.html", {
         "release": release,
-        "manifest": manifest,
-        "manifest_json": json.dumps(manifest, indent=2, ensure_ascii=False),
+        "summary": release.summary,
         "files": selectors.release_files(release=release) if release.is_ready else [],
-        "counts": (manifest.get("counts") or {}).items(),
+        "counts": (release.summary.get("counts") or {}).items(),
+        "agreement": agreement, "agreement_page": agreement_page,
+        "decisions": decisions, "decisions_page": decisions_page,
     })
 
 

@@ -39,7 +39,7 @@ from annotation.models import Batch, Item, Task, Variant
 from dialtom_site.db.planner import jit_off
 from references.models import SimilarityRun, SimilarityRunStatus
 from releases import selectors as release_selectors
-from releases.models import Release, ReleaseStatus
+from releases.models import ManifestRow, Release, ReleaseStatus
 from scoring import selectors as scoring_selectors
 from scoring import stats as scoring_stats
 from scoring.models import BaselineRun, ModelRun, ScoreStatus
@@ -62,8 +62,9 @@ RETENTION_FIELDS = dict(release_selectors.RETENTION_GROUPS)  # a dimension → t
 
 
 def release_pairs(*, release: Release) -> dict[int, int]:
-    """batch id → aggregation run of the results a release froze (its manifest's agreement rows)."""
-    rows = [(row["batch"], row["run"]) for row in (release.manifest or {}).get("agreement", [])]
+    """batch id → aggregation run of the results a release froze (its manifest's agreement rows,
+    kept a row each: `ManifestRow`)."""
+    rows = list(ManifestRow.objects.filter(release=release, kind="agreement").values_list("row__batch", "row__run"))
     ids = dict(Batch.objects.filter(name__in=[name for name, _ in rows]).values_list("name", "id"))
     return {ids[name]: run for name, run in rows if name in ids}
 

@@ -168,7 +168,7 @@ def test_staff_item_list_gives_the_exact_count_after_an_estimate(demo, login, li
     from review import item_list
 
     real = item_list.bounded_count
-    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms: (
+    monkeypatch.setattr(item_list, "bounded_count", lambda queryset, budget_ms, max_cost=None: (
         (99_999, True) if budget_ms == item_list.COUNT_BUDGET_MS else real(queryset, budget_ms=budget_ms)))
     page = login(User.objects.get(username="admin"), password=DEMO_PASSWORD)
     page.goto(f"{live_server.url}/review/items/?task=retrospective")

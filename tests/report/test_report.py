@@ -352,8 +352,8 @@ def test_a_release_without_a_frozen_report_is_counted_from_its_results(in_study)
     from report.selectors import study_report
 
     release = Release.objects.get(pk=in_study.release.pk)
-    release.manifest = {**release.manifest, "files": {k: v for k, v in release.manifest["files"].items() if k != "report.json"}}
-    release.save(update_fields=["manifest"])
+    release.summary = {**release.summary, "files": {k: v for k, v in release.summary["files"].items() if k != "report.json"}}
+    release.save(update_fields=["summary"])
     report, sql = _statements(lambda: study_report(release=release))
     assert "aggregation_agreementpattern" in sql
     assert report["verification"] == _counted_again(release)
