@@ -3,7 +3,7 @@ from django.contrib import admin
 
 from dialtom_site.admin_base import ReadOnlyAdmin
 
-from .models import ContextRecord, ItemRecord, RecordsChange, RecordsWhole, Release, ReleaseItem
+from .models import ContextRecord, ItemRecord, ManifestRow, RecordsChange, RecordsWhole, Release, ReleaseItem
 
 
 @admin.register(Release)
@@ -20,6 +20,15 @@ class ReleaseItemAdmin(ReadOnlyAdmin):
     list_filter = ["release", "retained", "item__task", "item__attribute", "item__context__domain"]
     list_select_related = ["item", "release"]
     search_fields = ["item__item_id"]
+
+
+@admin.register(ManifestRow)
+class ManifestRowAdmin(ReadOnlyAdmin):
+    """A release's per-batch agreement and staff decisions, a row each, as its manifest lists them."""
+
+    list_display = ["release", "kind", "position"]
+    list_filter = ["release", "kind"]
+    list_select_related = ["release"]
 
 
 @admin.register(ContextRecord)

@@ -228,18 +228,16 @@ def runs_for(*, run_ids) -> list[AggregationRun]:
     return list(AggregationRun.objects.filter(id__in=set(run_ids)).order_by("id"))
 
 
-# Releases are read without their manifest (`Release.summary` holds what the pages show of it): at
-# 4M items it is 3.8 MB of JSON, ~85 ms to decode; read where asked for (the API, its download)
 def releases_list() -> QuerySet[Release]:
-    return Release.objects.select_related("created_by").defer("manifest").order_by("-created_at", "-id")
+    return Release.objects.select_related("created_by").order_by("-created_at", "-id")
 
 
 def release_get(*, version: str) -> Release:
-    return Release.objects.defer("manifest").get(version=version)
+    return Release.objects.get(version=version)
 
 
 def release_ready_get(*, version: str) -> Release:
-    return Release.objects.defer("manifest").get(version=version, status=ReleaseStatus.READY)
+    return Release.objects.get(version=version, status=ReleaseStatus.READY)
 
 
 def manifest_rows_page(*, release: Release, kind: str, page=1) -> tuple[Page, list[dict]]:
