@@ -76,6 +76,12 @@ def measure(size: str, *, rounds: int) -> dict:
     pages["fragment:agreement_groups (lazy)"] = (staff, "/dashboard/fragment/agreement_groups/")
     pages["review/flags"] = (staff, "/review/flags/")
     pages["releases"] = (staff, "/releases/")
+    from releases.models import Release, ReleaseStatus
+
+    latest = Release.objects.filter(status=ReleaseStatus.READY).order_by("-created_at", "-id").first()
+    if latest is not None:  # a release of the whole set (bench/release_copy.py, or `manage.py make_release`)
+        pages["release page"] = (staff, f"/releases/{latest.version}/")
+        pages["report of a release"] = (staff, f"/report/?release={latest.version}")
     versions = {}
     for name in SECTIONS:
         html = staff.get(f"/dashboard/fragment/{name}/").content.decode()
