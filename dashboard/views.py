@@ -31,7 +31,7 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
     context = {"versions": {name: shared["versions"][name] if "versions" in shared else selectors.section_version(name)}}
     context["urls"] = shared["urls"] if "urls" in shared else row_urls()
     if name == "progress":
-        progress = shared.setdefault("progress", selectors.progress_by_batch(page=page))
+        progress = shared.setdefault("progress", selectors.progress_by_batch(page=page, tallies=_tallies(shared)))
         return context | {
             "progress": progress,
             "throughput": selectors.throughput_by_day(),
@@ -44,12 +44,13 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
         return context | {"agreement": selectors.agreement_overview(page=page, groups=name == "agreement_groups")}
     if name == "retention":
         retention = selectors.retention_overview()
-        return context | {"retention": retention, "funnel": selectors.retention_funnel(cells=retention["cells"])}
+        return context | {"retention": retention,
+                          "funnel": selectors.retention_funnel(cells=retention["cells"], tallies=_tallies(shared))}
     if name == "people":
         people = selectors.verifier_stats(page=page)
         return context | {"verifiers": people["rows"], "people_page": people["page"], "crowd": selectors.crowd_worker_stats()}
     if name == "run":
-        batches = shared["progress"] if "progress" in shared else selectors.progress_by_batch(page=page)
+        batches = shared["progress"] if "progress" in shared else selectors.progress_by_batch(page=page, tallies=_tallies(shared))
         return context | {"run": selectors.latest_aggregation_run(), "run_batches": _choices(batches["batches"]),
                           "run_page": batches["page"]}
     if name == "releases":
@@ -58,6 +59,13 @@ def section_context(name: str, params=None, shared: dict | None = None) -> dict:
             "release_warnings": release_selectors.release_warnings(),
         }
     raise Http404(name)
+
+
+def _tallies(shared: dict) -> list[dict]:
+    """The tallies summed per task (`tally_sums_by_task`), read once for the sections of a page."""
+    if "tallies" not in shared:
+        shared["tallies"] = selectors.tally_sums_by_task()
+    return shared["tallies"]
 
 
 def row_urls() -> dict:

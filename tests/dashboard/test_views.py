@@ -10,7 +10,7 @@ from annotation.models import Batch, BatchStatus
 
 pytestmark = pytest.mark.django_db
 
-PAGE_QUERIES = 17  # the session, the user, the shown sections' versions (one statement) and their summaries: whatever the data
+PAGE_QUERIES = 16  # the session, the user, the shown sections' versions (one statement) and their summaries (the tallies summed per task read once for the progress, run and funnel): whatever the data
 
 
 def test_the_page_runs_a_fixed_number_of_statements_and_pages_its_tables(client, staff, world, django_assert_num_queries):
