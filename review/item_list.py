@@ -110,15 +110,16 @@ def _plan(queryset: QuerySet) -> dict:
 
 
 def bounded_count(queryset: QuerySet, *, budget_ms: int, max_cost: float | None = None) -> tuple[int, bool]:
-    """(rows of `queryset`, whether that is the planner's estimate). First the plan (EXPLAIN): where
-    its estimated cost is over `max_cost` (a filter matching few items spread over millions, which
-    no index can count) the estimate, not counted; else counted exactly when PostgreSQL does it
-    within `budget_ms` (statement_timeout, set in a savepoint that is always rolled back, so the
-    connection's own setting is untouched), past which the estimate too."""
+    """(rows of `queryset`, whether that is the planner's estimate). Given `max_cost`, first the plan
+    (EXPLAIN): where its estimated cost is over it (a filter matching few items spread over
+    millions, which no index can count) the estimate, not counted; else counted exactly when
+    PostgreSQL does it within `budget_ms` (statement_timeout, set in a savepoint that is always
+    rolled back, so the connection's own setting is untouched), past which the estimate too (the
+    plan read then, if not before)."""
     if connection.vendor != "postgresql":
         return queryset.count(), False
-    plan = _plan(queryset)
-    if max_cost is not None and plan["Total Cost"] > max_cost:
+    plan = _plan(queryset) if max_cost is not None else None
+    if plan is not None and plan["Total Cost"] > max_cost:
         return int(plan["Plan Rows"]), True
     try:
         with transaction.atomic():
@@ -130,7 +131,7 @@ def bounded_count(queryset: QuerySet, *, budget_ms: int, max_cost: float | None 
     except OperationalError as exc:
         if getattr(exc.__cause__, "sqlstate", None) != _QUERY_CANCELED:
             raise
-    return int(plan["Plan Rows"]), True
+    return int((plan or _plan(queryset))["Plan Rows"]), True
 
 
 def items_count(rows: QuerySet[ItemSummary], *, later: bool = False) -> tuple[int, bool, bool]:

@@ -156,6 +156,9 @@ def test_a_count_whose_plan_costs_more_than_its_ceiling_is_not_tried(world, clie
     assert estimated is True and n >= 1
     assert [q["sql"].split()[0] for q in queries.captured_queries] == ["EXPLAIN"]
     assert item_list.bounded_count(ItemSummary.objects.all(), budget_ms=10_000, max_cost=1e9) == (24, False)
+    with CaptureQueriesContext(connection) as queries:  # no ceiling (the count asked for later): no plan read
+        assert item_list.bounded_count(ItemSummary.objects.all(), budget_ms=10_000) == (24, False)
+    assert not any(q["sql"].startswith("EXPLAIN") for q in queries.captured_queries)
     monkeypatch.setattr(item_list, "COUNT_MAX_COST", 0)
     client.force_login(staff)
     html = client.get(reverse("review:items"), {"batch": "mi-b01"}).content.decode()
